@@ -1,0 +1,37 @@
+# Every target bootstraps .venv from nothing, so any target works first on a fresh clone.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint format bench clean help
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)  ## play one full game of four random players and print the scores
+	$(BIN)/ttr selfplay --players 4 --games 1 --seed 1
+
+test: $(STAMP)  ## the whole test suite
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)  ## apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)  ## engine benchmark: random self-play, 2 and 4 players
+	$(BIN)/python bench/selfplay.py
+
+clean:  ## remove the venv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

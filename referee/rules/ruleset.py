@@ -1,0 +1,461 @@
+"""Rulesets: a variant is data (a map file, a ticket file and a ruleset file), never an if-chain.
+
+The loader is strict on purpose: an unknown key, a missing key or a value out of range raises
+:class:`RulesetError` naming the file and the key, so a typo in a variant file fails at load
+time instead of silently playing a different game.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, parse_route_colour
+
+
+class RulesetError(ValueError):
+    """A map, ticket or ruleset file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class City:
+    index: int
+    name: str
+    x: float
+    y: float
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One track. Each track of a double route is its own ``Route`` sharing ``double_group``."""
+
+    index: int  #: position in ``GameMap.routes`` (0-based; the bit in claim masks)
+    route_id: int  #: the id in the map file (stable across versions of the loader)
+    a: int  #: city index
+    b: int  #: city index
+    length: int
+    colour: int  #: a card colour, or ``GRAY``
+    double_group: int | None
+    sibling: int | None  #: index of the other track of a double route
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    index: int  #: position in ``Ruleset.tickets`` (0-based)
+    ticket_id: int  #: id in the ticket file
+    a: int  #: city index
+    b: int  #: city index
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameMap:
+    name: str
+    version: str
+    cities: tuple[City, ...]
+    routes: tuple[Route, ...]
+    city_index: Mapping[str, int] = field(repr=False, compare=False)
+
+    def route_label(self, index: int) -> str:
+        """``Denver-Omaha (4 red, #12)`` style label used in error messages and tables."""
+        r = self.routes[index]
+        colour = "gray" if r.colour == GRAY else _colour_name(r.colour)
+        return (
+            f"{self.cities[r.a].name}-{self.cities[r.b].name} ({r.length} {colour}, #{r.route_id})"
+        )
+
+
+def _colour_name(colour: int) -> str:
+    from referee.rules.cards import card_name
+
+    return card_name(colour)
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    """Every number the rulebooks give for one variant, plus its map and ticket deck."""
+
+    name: str
+    version: str
+    title: str
+    game_map: GameMap
+    tickets: tuple[Ticket, ...]
+    min_players: int
+    max_players: int
+    # deck
+    per_colour: int
+    locomotives: int
+    # setup
+    trains: int
+    hand_size: int
+    face_up: int
+    setup_tickets_dealt: int
+    setup_tickets_keep_min: int
+    # turn
+    cards_drawn: int
+    tickets_drawn: int
+    tickets_keep_min: int
+    flush_locomotives: int
+    # end
+    trains_trigger: int
+    # scoring
+    route_points: tuple[int, ...]  #: indexed by route length (index 0 unused, = 0)
+    longest_path_bonus: int
+    globetrotter_bonus: int
+    tie_breaks: tuple[str, ...]
+    # doubles
+    both_tracks_min_players: int
+
+    @property
+    def ident(self) -> str:
+        """``name@version``: what a game record stores to pin the rules it was played under."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def deck_size(self) -> int:
+        return self.per_colour * NUM_COLOURS + self.locomotives
+
+    def initial_deck_counts(self) -> tuple[int, ...]:
+        return (self.per_colour,) * NUM_COLOURS + (self.locomotives,)
+
+
+TIE_BREAKS = frozenset({"tickets_completed", "longest_path", "globetrotter"})
+
+_DATA = resources.files("referee.rules") / "data"
+
+
+# ---------------------------------------------------------------------------------------------
+# strict table reading
+
+
+class _Table:
+    """A TOML/JSON table read key by key; ``done()`` rejects any key nobody asked for."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, dict):
+            raise RulesetError(f"{where}: expected a table, got {type(data).__name__}")
+        self._data: dict[str, Any] = data
+        self._where = where
+        self._seen: set[str] = set()
+
+    def _get(self, key: str) -> Any:
+        if key not in self._data:
+            raise RulesetError(f"{self._where}: missing key {key!r}")
+        self._seen.add(key)
+        return self._data[key]
+
+    def get_str(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str) or not value:
+            raise RulesetError(f"{self._where}.{key}: expected a non-empty string, got {value!r}")
+        return value
+
+    def get_int(self, key: str, lo: int, hi: int) -> int:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise RulesetError(
+                f"{self._where}.{key}: expected an integer in [{lo}, {hi}], got {value!r}"
+            )
+        return value
+
+    def get_float(self, key: str) -> float:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RulesetError(f"{self._where}.{key}: expected a number, got {value!r}")
+        return float(value)
+
+    def get_optional_int(self, key: str) -> int | None:
+        value = self._get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RulesetError(f"{self._where}.{key}: expected an integer or null, got {value!r}")
+        return value
+
+    def get_list(self, key: str) -> list[Any]:
+        value = self._get(key)
+        if not isinstance(value, list):
+            raise RulesetError(f"{self._where}.{key}: expected a list, got {value!r}")
+        return value
+
+    def get_table(self, key: str) -> _Table:
+        return _Table(self._get(key), f"{self._where}.{key}")
+
+    def done(self) -> None:
+        extra = sorted(set(self._data) - self._seen)
+        if extra:
+            raise RulesetError(f"{self._where}: unknown key(s) {', '.join(map(repr, extra))}")
+
+
+# ---------------------------------------------------------------------------------------------
+# maps and tickets
+
+
+def parse_map(data: object, where: str) -> GameMap:
+    """Build a :class:`GameMap` from a map file's JSON, checking every fact it relies on."""
+    top = _Table(data, where)
+    name = top.get_str("name")
+    version = top.get_str("version")
+    top.get_str("source")
+    cities: list[City] = []
+    index: dict[str, int] = {}
+    for i, raw in enumerate(top.get_list("cities")):
+        t = _Table(raw, f"{where}.cities[{i}]")
+        city = City(i, t.get_str("name"), t.get_float("x"), t.get_float("y"))
+        t.done()
+        if city.name in index:
+            raise RulesetError(f"{where}: city {city.name!r} listed twice")
+        index[city.name] = i
+        cities.append(city)
+    raw_routes = top.get_list("routes")
+    top.done()
+
+    routes: list[Route] = []
+    groups: dict[int, list[int]] = {}
+    ids: set[int] = set()
+    for i, raw in enumerate(raw_routes):
+        t = _Table(raw, f"{where}.routes[{i}]")
+        route_id = t.get_int("id", 1, 1_000_000)
+        a_name, b_name = t.get_str("a"), t.get_str("b")
+        length = t.get_int("length", 1, 10)
+        try:
+            colour = parse_route_colour(t.get_str("colour"))
+        except ValueError as e:
+            raise RulesetError(f"{where}.routes[{i}]: {e}") from None
+        group = t.get_optional_int("double_group")
+        t.done()
+        for city_name in (a_name, b_name):
+            if city_name not in index:
+                raise RulesetError(f"{where}.routes[{i}]: unknown city {city_name!r}")
+        if a_name == b_name:
+            raise RulesetError(f"{where}.routes[{i}]: route from {a_name!r} to itself")
+        if route_id in ids:
+            raise RulesetError(f"{where}.routes[{i}]: duplicate route id {route_id}")
+        ids.add(route_id)
+        if group is not None:
+            groups.setdefault(group, []).append(i)
+        routes.append(Route(i, route_id, index[a_name], index[b_name], length, colour, group, None))
+
+    for group, members in groups.items():
+        if len(members) != 2:
+            raise RulesetError(f"{where}: double_group {group} has {len(members)} tracks, not 2")
+        r1, r2 = (routes[m] for m in members)
+        if {r1.a, r1.b} != {r2.a, r2.b} or r1.length != r2.length:
+            raise RulesetError(f"{where}: double_group {group} tracks differ in cities or length")
+        routes[r1.index] = _with_sibling(r1, r2.index)
+        routes[r2.index] = _with_sibling(r2, r1.index)
+    return GameMap(name, version, tuple(cities), tuple(routes), index)
+
+
+def _with_sibling(r: Route, sibling: int) -> Route:
+    return Route(r.index, r.route_id, r.a, r.b, r.length, r.colour, r.double_group, sibling)
+
+
+def parse_tickets(
+    data: object, where: str, game_map: GameMap, sets: list[str], points_key: str
+) -> tuple[Ticket, ...]:
+    """The tickets of ``data`` that belong to any of ``sets``, valued by ``points_key``."""
+    top = _Table(data, where)
+    top.get_str("name")
+    top.get_str("version")
+    top.get_str("source")
+    raw_tickets = top.get_list("tickets")
+    top.done()
+    wanted = set(sets)
+    known_sets: set[str] = set()
+    tickets: list[Ticket] = []
+    for i, raw in enumerate(raw_tickets):
+        t = _Table(raw, f"{where}.tickets[{i}]")
+        ticket_id = t.get_int("id", 1, 1_000_000)
+        a_name, b_name = t.get_str("a"), t.get_str("b")
+        points = t.get_table("points")
+        ticket_sets = t.get_list("sets")
+        t.done()
+        known_sets.update(ticket_sets)
+        if not wanted.intersection(ticket_sets):
+            continue
+        for city_name in (a_name, b_name):
+            if city_name not in game_map.city_index:
+                raise RulesetError(f"{where}.tickets[{i}]: unknown city {city_name!r}")
+        value = points.get_int(points_key, 1, 100)
+        tickets.append(
+            Ticket(
+                len(tickets),
+                ticket_id,
+                game_map.city_index[a_name],
+                game_map.city_index[b_name],
+                value,
+            )
+        )
+    unknown = wanted - known_sets
+    if unknown:
+        raise RulesetError(f"{where}: no ticket belongs to set(s) {sorted(unknown)}")
+    return tuple(tickets)
+
+
+# ---------------------------------------------------------------------------------------------
+# rulesets
+
+
+def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
+    """Build a :class:`Ruleset` from a ruleset file's TOML; ``load_json(kind, name)`` reads the
+    map and ticket files it names."""
+    top = _Table(data, where)
+    name = top.get_str("name")
+    version = top.get_str("version")
+    title = top.get_str("title")
+    map_name = top.get_str("map")
+    min_players = top.get_int("min_players", 2, 8)
+    max_players = top.get_int("max_players", min_players, 8)
+
+    deck = top.get_table("deck")
+    per_colour = deck.get_int("per_colour", 1, 100)
+    locomotives = deck.get_int("locomotives", 0, 100)
+    deck.done()
+
+    tickets_t = top.get_table("tickets")
+    ticket_file = tickets_t.get_str("file")
+    ticket_sets = tickets_t.get_list("sets")
+    points_key = tickets_t.get_str("points")
+    tickets_t.done()
+
+    setup = top.get_table("setup")
+    trains = setup.get_int("trains", 1, 1000)
+    hand_size = setup.get_int("hand_size", 0, 100)
+    face_up = setup.get_int("face_up", 1, 20)
+    setup_dealt = setup.get_int("tickets_dealt", 0, 20)
+    setup_keep = setup.get_int("tickets_keep_min", min(1, setup_dealt), setup_dealt)
+    setup.done()
+
+    turn = top.get_table("turn")
+    cards_drawn = turn.get_int(
+        "cards_drawn", 2, 2
+    )  # the two-decision draw is built into the engine
+    tickets_drawn = turn.get_int("tickets_drawn", 1, 20)
+    tickets_keep_min = turn.get_int("tickets_keep_min", 1, tickets_drawn)
+    flush_locomotives = turn.get_int("flush_locomotives", 1, face_up + 1)
+    turn.done()
+
+    end = top.get_table("end")
+    trains_trigger = end.get_int("trains_trigger", 0, trains)
+    end.done()
+
+    scoring = top.get_table("scoring")
+    raw_points = scoring.get_list("route_points")
+    longest = scoring.get_int("longest_path_bonus", 0, 1000)
+    globetrotter = scoring.get_int("globetrotter_bonus", 0, 1000)
+    tie_breaks = scoring.get_list("tie_breaks")
+    scoring.done()
+    if not raw_points or not all(
+        isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in raw_points
+    ):
+        raise RulesetError(f"{where}.scoring.route_points: expected non-negative integers")
+    for tb in tie_breaks:
+        if tb not in TIE_BREAKS:
+            raise RulesetError(
+                f"{where}.scoring.tie_breaks: unknown tie-break {tb!r}; "
+                f"expected one of {sorted(TIE_BREAKS)}"
+            )
+
+    doubles = top.get_table("doubles")
+    both_min = doubles.get_int("both_tracks_min_players", 0, 100)
+    doubles.done()
+    top.done()
+
+    game_map = parse_map(load_json("maps", map_name), f"maps/{map_name}.json")
+    longest_route = max(r.length for r in game_map.routes)
+    if len(raw_points) < longest_route:
+        raise RulesetError(
+            f"{where}.scoring.route_points: {len(raw_points)} values but the map has a route "
+            f"of length {longest_route}"
+        )
+    tickets = parse_tickets(
+        load_json("tickets", ticket_file),
+        f"tickets/{ticket_file}.json",
+        game_map,
+        [str(s) for s in ticket_sets],
+        points_key,
+    )
+    deck_total = per_colour * NUM_COLOURS + locomotives
+    if hand_size * max_players + face_up > deck_total:
+        raise RulesetError(f"{where}: the deck of {deck_total} cannot deal every hand and the row")
+    if setup_dealt * max_players > len(tickets):
+        raise RulesetError(f"{where}: {len(tickets)} tickets cannot deal {setup_dealt} to each")
+    assert LOCOMOTIVE == NUM_CARD_KINDS - 1
+    return Ruleset(
+        name=name,
+        version=version,
+        title=title,
+        game_map=game_map,
+        tickets=tickets,
+        min_players=min_players,
+        max_players=max_players,
+        per_colour=per_colour,
+        locomotives=locomotives,
+        trains=trains,
+        hand_size=hand_size,
+        face_up=face_up,
+        setup_tickets_dealt=setup_dealt,
+        setup_tickets_keep_min=setup_keep,
+        cards_drawn=cards_drawn,
+        tickets_drawn=tickets_drawn,
+        tickets_keep_min=tickets_keep_min,
+        flush_locomotives=flush_locomotives,
+        trains_trigger=trains_trigger,
+        route_points=(0, *raw_points),
+        longest_path_bonus=longest,
+        globetrotter_bonus=globetrotter,
+        tie_breaks=tuple(str(t) for t in tie_breaks),
+        both_tracks_min_players=both_min,
+    )
+
+
+def _load_packaged_json(kind: str, name: str) -> object:
+    path = _DATA / kind / f"{name}.json"
+    if not path.is_file():
+        raise RulesetError(f"no {kind} file named {name!r} ({kind}/{name}.json)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def available_variants() -> tuple[str, ...]:
+    """Names of the packaged rulesets: the one registry of variants."""
+    folder = _DATA / "rulesets"
+    return tuple(
+        sorted(p.name[: -len(".toml")] for p in folder.iterdir() if p.name.endswith(".toml"))
+    )
+
+
+@cache
+def load_ruleset(name: str) -> Ruleset:
+    """The packaged ruleset ``name`` (cached: rulesets are immutable)."""
+    path = _DATA / "rulesets" / f"{name}.toml"
+    if not path.is_file():
+        raise RulesetError(
+            f"unknown variant {name!r}; available: {', '.join(available_variants())}"
+        )
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return parse_ruleset(data, f"rulesets/{name}.toml", _load_packaged_json)
+
+
+def load_ruleset_file(path: Path) -> Ruleset:
+    """A ruleset file outside the package (map designers); its map and tickets are looked up
+    beside it (``maps/``, ``tickets/`` next to the file's folder) and then in the package."""
+    root = path.resolve().parent.parent
+
+    def load_json(kind: str, name: str) -> object:
+        local = root / kind / f"{name}.json"
+        if local.is_file():
+            return json.loads(local.read_text(encoding="utf-8"))
+        return _load_packaged_json(kind, name)
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise RulesetError(f"{path}: not valid TOML: {e}") from None
+    return parse_ruleset(data, str(path), load_json)
