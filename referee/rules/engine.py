@@ -66,7 +66,12 @@ def _rng(seed: int, purpose: str) -> random.Random:
 
 @dataclass(frozen=True, slots=True)
 class _Tables:
-    routes_by_length: tuple[tuple[int, int, int], ...]  #: (index, length, colour) by length
+    lengths: tuple[int, ...]  #: route length by route index
+    #: payable[c][n]: bitmask of the routes a payment in colour ``c`` can reach with ``n``
+    #: cards (routes of colour c or gray, length <= n)
+    payable: tuple[tuple[int, ...], ...]
+    #: up_to[n]: bitmask of every route of length <= n (all-Locomotive payments)
+    up_to: tuple[int, ...]
     claims: tuple[tuple[tuple[ClaimRoute, ...], ...], ...]  #: [route][colour][locos]
     draw_face_up: tuple[DrawFaceUp, ...]
     keep_choices: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]]
@@ -95,10 +100,24 @@ def _build_tables(ruleset: Ruleset) -> _Tables:
         )
         for r in routes
     )
-    by_length = tuple(
-        (r.index, r.length, r.colour) for r in sorted(routes, key=lambda r: (r.length, r.index))
+    # Reach is capped by the trains a seat has, so tables run up to the most trains anyone has.
+    top = ruleset.trains + 1
+    up_to = tuple(sum(1 << r.index for r in routes if r.length <= n) for n in range(top))
+    payable = tuple(
+        tuple(
+            sum(1 << r.index for r in routes if r.length <= n and r.colour in (colour, GRAY))
+            for n in range(top)
+        )
+        for colour in range(NUM_COLOURS)
     )
-    return _Tables(by_length, claims, tuple(DrawFaceUp(i) for i in range(ruleset.face_up)), {})
+    return _Tables(
+        tuple(r.length for r in routes),
+        payable,
+        up_to,
+        claims,
+        tuple(DrawFaceUp(i) for i in range(ruleset.face_up)),
+        {},
+    )
 
 
 def _keep_choices(
@@ -431,48 +450,48 @@ def _second_card_actions(state: GameState) -> tuple[Action, ...]:
 
 
 def _claims(state: GameState, tables: _Tables, out: list[Action]) -> None:
-    """Every (route, payment) the acting seat can claim now.
+    """Every (route, payment) the acting seat can claim now, grouped by payment colour
+    (colours in card order, then all-Locomotive payments), each group in route order.
 
     003:53 cards matching colour and quantity; 003:83 gray = any one colour; 003:67
     Locomotives are wild; 003:79 one route per turn; trains: a route needs one train per space
     (003:53 "placing one train on each space"); 003:87 double routes (in ``blocked``).
+    Candidate routes come from precomputed bitmasks, so the work is proportional to the
+    claims found rather than to the size of the map.
     """
     seat = state.seat
     hand = state.hands[seat]
     locos = hand[LOCOMOTIVE]
-    best = max(hand[:NUM_COLOURS])
-    reach = min(best + locos, state.trains[seat])
-    if reach == 0:
-        return
-    blocked = state.blocked[seat]
+    trains = state.trains[seat]
+    open_routes = ~state.blocked[seat]
     claims = tables.claims
-    for index, length, colour in tables.routes_by_length:
-        if length > reach:
-            break
-        if blocked >> index & 1:
+    lengths = tables.lengths
+    payable = tables.payable
+    for colour in range(NUM_COLOURS):
+        n = hand[colour]
+        if not n:
             continue
-        options = claims[index]
-        if colour == GRAY:
-            for c in range(NUM_COLOURS):
-                n = hand[c]
-                if n:
-                    k = length - n if n < length else 0
-                    top = locos if locos < length else length - 1
-                    by_locos = options[c]
-                    while k <= top:
-                        out.append(by_locos[k])
-                        k += 1
-        else:
-            n = hand[colour]
-            if n + locos >= length:
-                k = length - n if n < length else 0
-                top = locos if locos < length else length - 1
-                by_locos = options[colour]
-                while k <= top:
-                    out.append(by_locos[k])
-                    k += 1
-        if locos >= length:
-            out.append(options[LOCOMOTIVE][length])
+        reach = n + locos
+        mask = payable[colour][reach if reach < trains else trains] & open_routes
+        while mask:
+            low = mask & -mask
+            index = low.bit_length() - 1
+            mask ^= low
+            length = lengths[index]
+            # locomotives from (length - n) up to (length - 1): at least one coloured card
+            out.extend(
+                claims[index][colour][
+                    (length - n if n < length else 0) : (locos if locos < length else length - 1)
+                    + 1
+                ]
+            )
+    if locos:
+        mask = tables.up_to[locos if locos < trains else trains] & open_routes
+        while mask:
+            low = mask & -mask
+            index = low.bit_length() - 1
+            mask ^= low
+            out.append(claims[index][LOCOMOTIVE][lengths[index]])
 
 
 # ---------------------------------------------------------------------------------------------
