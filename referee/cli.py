@@ -23,6 +23,13 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors reported like every other user error: one line."""
+
+    def error(self, message: str) -> NoReturn:
+        _fail(f"{message} (see `{self.prog} --help`)")
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -103,7 +110,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ttr",
         description="TTR Arena: the referee, bot tools and league tools for Ticket to Ride.",
     )

@@ -270,6 +270,7 @@ def parse_tickets(
     wanted = set(sets)
     known_sets: set[str] = set()
     tickets: list[Ticket] = []
+    seen_ids: set[int] = set()
     for i, raw in enumerate(raw_tickets):
         t = _Table(raw, f"{where}.tickets[{i}]")
         ticket_id = t.get_int("id", 1, 1_000_000)
@@ -278,6 +279,11 @@ def parse_tickets(
         ticket_sets = t.get_list("sets")
         t.done()
         known_sets.update(ticket_sets)
+        if ticket_id in seen_ids:
+            raise RulesetError(f"{where}.tickets[{i}]: duplicate ticket id {ticket_id}")
+        seen_ids.add(ticket_id)
+        if a_name == b_name:
+            raise RulesetError(f"{where}.tickets[{i}]: ticket from {a_name!r} to itself")
         if not wanted.intersection(ticket_sets):
             continue
         for city_name in (a_name, b_name):
@@ -356,6 +362,8 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
         isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in raw_points
     ):
         raise RulesetError(f"{where}.scoring.route_points: expected non-negative integers")
+    if len(set(map(str, tie_breaks))) != len(tie_breaks):
+        raise RulesetError(f"{where}.scoring.tie_breaks: a tie-break is listed twice")
     for tb in tie_breaks:
         if tb not in TIE_BREAKS:
             raise RulesetError(

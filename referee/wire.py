@@ -1,0 +1,580 @@
+"""The one place where rule types meet the wire: conversions to and from ``ttr.v1`` messages.
+
+Everything bot-facing goes through here (STYLE.md, "Layout shows the architecture"): the rules
+engine stays pure and never imports protobuf or grpc, and this module imports the generated
+message classes only (``*_pb2``, protobuf), never grpc.
+
+Names are translated by table, built from the names on both sides (``CARD_COLOUR_`` + the
+card's name, ``PHASE_`` + the phase's name), so a card kind, phase or end reason added to the
+rules without its enum value fails at import time rather than on the wire.
+
+Errors, as in python-chess: an action message that describes no action at all raises
+:class:`~referee.rules.errors.MalformedActionError` with a rule id naming what is wrong (the
+engine then judges a well-formed action and raises ``IllegalActionError`` if the rules forbid
+it). Any other message that cannot be read back (views, events, outcomes; the SDK's direction)
+raises :class:`WireError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeAlias, TypeVar, assert_never
+
+from referee.rules.actions import (
+    DRAW_BLIND,
+    DRAW_TICKETS,
+    PASS,
+    Action,
+    ClaimRoute,
+    DrawBlind,
+    DrawFaceUp,
+    DrawTickets,
+    KeepTickets,
+    Pass,
+)
+from referee.rules.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS
+from referee.rules.errors import MalformedActionError
+from referee.rules.events import (
+    BlindDrawn,
+    DeckReshuffled,
+    Event,
+    FaceUpDealt,
+    FaceUpFlushed,
+    FaceUpTaken,
+    GameEnded,
+    LastRoundStarted,
+    Passed,
+    RouteClaimed,
+    TicketsDrawn,
+    TicketsKept,
+)
+from referee.rules.ruleset import Ruleset
+from referee.rules.scoring import Outcome, SeatScore
+from referee.rules.state import EMPTY, Phase
+from referee.rules.view import PlayerPublic, SeatView
+from ttr.v1 import actions_pb2, cards_pb2, events_pb2, game_map_pb2, scoring_pb2, view_pb2
+
+__all__ = [
+    "WireError",
+    "action_from_pb",
+    "action_to_pb",
+    "card_from_pb",
+    "card_to_pb",
+    "event_from_pb",
+    "event_to_pb",
+    "events_to_pb",
+    "legal_actions_from_pb",
+    "legal_actions_to_pb",
+    "map_to_pb",
+    "outcome_from_pb",
+    "outcome_to_pb",
+    "rules_to_pb",
+    "view_from_pb",
+    "view_to_pb",
+]
+
+CardColourPb: TypeAlias = cards_pb2.CardColour.ValueType
+RouteColourPb: TypeAlias = cards_pb2.RouteColour.ValueType
+PhasePb: TypeAlias = view_pb2.Phase.ValueType
+EndReasonPb: TypeAlias = view_pb2.EndReason.ValueType
+BonusKindPb: TypeAlias = scoring_pb2.BonusKind.ValueType
+
+
+class WireError(ValueError):
+    """A message (other than an action) that does not describe a valid rule value."""
+
+
+# ---------------------------------------------------------------------------------------------
+# name tables
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _invert(table: Mapping[K, V]) -> dict[V, K]:
+    inverse = {v: k for k, v in table.items()}
+    assert len(inverse) == len(table), "translation table is not one-to-one"
+    return inverse
+
+
+#: card kind (index into CARD_NAMES) -> CardColour
+_CARD_TO_PB: dict[int, CardColourPb] = {
+    card: cards_pb2.CardColour.Value(f"CARD_COLOUR_{name.upper()}")
+    for card, name in enumerate(CARD_NAMES)
+}
+_PB_TO_CARD = _invert(_CARD_TO_PB)
+
+#: route colour (a card colour or GRAY) -> RouteColour
+_ROUTE_COLOUR_TO_PB: dict[int, RouteColourPb] = {
+    GRAY: cards_pb2.ROUTE_COLOUR_GRAY,
+    **{c: cards_pb2.RouteColour.Value(f"ROUTE_COLOUR_{n.upper()}") for c, n in enumerate(COLOURS)},
+}
+
+#: SeatView.phase (the Phase's lower-case name) -> Phase enum
+_PHASE_TO_PB: dict[str, PhasePb] = {
+    phase.name.lower(): view_pb2.Phase.Value(f"PHASE_{phase.name}") for phase in Phase
+}
+_PB_TO_PHASE = _invert(_PHASE_TO_PB)
+
+_END_REASON_PREFIX = "END_REASON_"
+_BONUS_LONGEST_PATH = scoring_pb2.BONUS_KIND_LONGEST_PATH
+_BONUS_GLOBETROTTER = scoring_pb2.BONUS_KIND_GLOBETROTTER
+
+
+def card_to_pb(card: int) -> CardColourPb:
+    """A card kind as a CardColour (``EMPTY`` -> ``CARD_COLOUR_UNSPECIFIED``, for face-up
+    slots)."""
+    if card == EMPTY:
+        return cards_pb2.CARD_COLOUR_UNSPECIFIED
+    try:
+        return _CARD_TO_PB[card]
+    except KeyError:
+        raise ValueError(f"card kind {card!r} does not exist") from None
+
+
+def card_from_pb(colour: int) -> int:
+    """A CardColour as a card kind (``CARD_COLOUR_UNSPECIFIED`` -> ``EMPTY``)."""
+    if colour == cards_pb2.CARD_COLOUR_UNSPECIFIED:
+        return EMPTY
+    try:
+        return _PB_TO_CARD[cards_pb2.CardColour.ValueType(colour)]
+    except KeyError:
+        raise WireError(f"CardColour {colour} is not a card this version knows") from None
+
+
+def _end_reason_to_pb(reason: str) -> EndReasonPb:
+    if not reason:
+        return view_pb2.END_REASON_UNSPECIFIED
+    try:
+        return view_pb2.EndReason.Value(_END_REASON_PREFIX + reason.upper())
+    except ValueError:
+        raise ValueError(f"end reason {reason!r} has no EndReason value") from None
+
+
+def _end_reason_from_pb(reason: int) -> str:
+    if reason == view_pb2.END_REASON_UNSPECIFIED:
+        return ""
+    try:
+        name = view_pb2.EndReason.Name(view_pb2.EndReason.ValueType(reason))
+    except ValueError:
+        raise WireError(f"EndReason {reason} is not one this version knows") from None
+    return name.removeprefix(_END_REASON_PREFIX).lower()
+
+
+def _counts_to_pb(counts: Sequence[int]) -> list[cards_pb2.CardCount]:
+    return [cards_pb2.CardCount(colour=_CARD_TO_PB[c], count=n) for c, n in enumerate(counts)]
+
+
+def _counts_from_pb(entries: Iterable[cards_pb2.CardCount], what: str) -> tuple[int, ...]:
+    counts = [0] * NUM_CARD_KINDS
+    seen: set[int] = set()
+    for entry in entries:
+        card = card_from_pb(entry.colour)
+        if card == EMPTY or card in seen:
+            raise WireError(f"{what}: card kind {entry.colour} missing or listed twice")
+        seen.add(card)
+        counts[card] = entry.count
+    return tuple(counts)
+
+
+# ---------------------------------------------------------------------------------------------
+# actions
+
+
+def action_to_pb(action: Action) -> actions_pb2.Action:
+    """A rule action as an ``Action`` message."""
+    match action:
+        case DrawBlind():
+            return actions_pb2.Action(draw_blind=actions_pb2.DrawBlind())
+        case DrawFaceUp(slot=slot):
+            return actions_pb2.Action(draw_face_up=actions_pb2.DrawFaceUp(slot=slot))
+        case ClaimRoute(route=route, colour=colour, locomotives=locos):
+            return actions_pb2.Action(
+                claim_route=actions_pb2.ClaimRoute(
+                    route=route, colour=card_to_pb(colour), locomotives=locos
+                )
+            )
+        case DrawTickets():
+            return actions_pb2.Action(draw_tickets=actions_pb2.DrawTickets())
+        case KeepTickets(tickets=tickets):
+            return actions_pb2.Action(keep_tickets=actions_pb2.KeepTickets(tickets=tickets))
+        case Pass():
+            return actions_pb2.Action(pass_turn=actions_pb2.Pass())
+        case _:
+            assert_never(action)
+
+
+def action_from_pb(msg: actions_pb2.Action) -> Action:
+    """An ``Action`` message as a rule action.
+
+    Raises ``MalformedActionError`` for a message that describes no action: ``action.unset``
+    (no member of ``kind``), ``action.colour`` (a CardColour that is unspecified or unknown),
+    ``action.tickets`` (a ticket listed twice). Whether the action exists on this map and is
+    legal now is the engine's to judge. Kept tickets come back in their canonical ascending
+    order.
+    """
+    kind = msg.WhichOneof("kind")
+    match kind:
+        case "draw_blind":
+            return DRAW_BLIND
+        case "draw_face_up":
+            return DrawFaceUp(msg.draw_face_up.slot)
+        case "claim_route":
+            claim = msg.claim_route
+            colour = _PB_TO_CARD.get(claim.colour)
+            if colour is None:
+                name = (
+                    cards_pb2.CardColour.Name(claim.colour)
+                    if claim.colour in cards_pb2.CardColour.values()
+                    else str(claim.colour)
+                )
+                raise MalformedActionError(
+                    "action.colour",
+                    f"claim_route.colour {name} is not a card colour (set CARD_COLOUR_RED ... "
+                    "CARD_COLOUR_LOCOMOTIVE)",
+                )
+            return ClaimRoute(claim.route, colour, claim.locomotives)
+        case "draw_tickets":
+            return DRAW_TICKETS
+        case "keep_tickets":
+            tickets = tuple(msg.keep_tickets.tickets)
+            if len(set(tickets)) != len(tickets):
+                raise MalformedActionError(
+                    "action.tickets", f"keep_tickets lists a ticket twice: {list(tickets)}"
+                )
+            return KeepTickets(tuple(sorted(tickets)))
+        case "pass_turn":
+            return PASS
+        case None:
+            raise MalformedActionError(
+                "action.unset", "the Action message has no action set (its `kind` is empty)"
+            )
+        case _:
+            assert_never(kind)
+
+
+def legal_actions_to_pb(actions: Iterable[Action]) -> list[actions_pb2.Action]:
+    """The legal actions, in order (an answer's ``legal_action_index`` is a position here)."""
+    return [action_to_pb(a) for a in actions]
+
+
+def legal_actions_from_pb(msgs: Iterable[actions_pb2.Action]) -> tuple[Action, ...]:
+    """The legal actions of a request, in order."""
+    return tuple(action_from_pb(m) for m in msgs)
+
+
+# ---------------------------------------------------------------------------------------------
+# views
+
+
+def view_to_pb(view: SeatView) -> view_pb2.SeatView:
+    """A seat's view as a ``SeatView`` message (every field; -1 sentinels become absent)."""
+    msg = view_pb2.SeatView(
+        variant=view.variant,
+        num_seats=view.num_seats,
+        seat=view.seat,
+        phase=_PHASE_TO_PB[view.phase],
+        turn=view.turn,
+        face_up=[card_to_pb(c) for c in view.face_up],
+        deck_size=view.deck_size,
+        discards=_counts_to_pb(view.discards),
+        ticket_deck_size=view.ticket_deck_size,
+        end_reason=_end_reason_to_pb(view.end_reason),
+        players=[
+            view_pb2.PlayerPublic(
+                seat=p.seat,
+                hand_size=p.hand_size,
+                ticket_count=p.tickets,
+                pending_ticket_count=p.tickets_pending,
+                trains=p.trains,
+                route_points=p.route_points,
+                routes=p.routes,
+            )
+            for p in view.players
+        ],
+        hand=_counts_to_pb(view.hand),
+        tickets=view.tickets,
+        offered=view.offered,
+    )
+    if view.to_act >= 0:
+        msg.to_act = view.to_act
+    if view.last_round >= 0:
+        msg.last_round_turns_left = view.last_round
+    return msg
+
+
+def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
+    """A ``SeatView`` message as the rules' :class:`SeatView` (the SDK's typed view)."""
+    try:
+        phase = _PB_TO_PHASE[msg.phase]
+    except KeyError:
+        raise WireError(f"SeatView.phase {msg.phase} is not a phase this version knows") from None
+    return SeatView(
+        variant=msg.variant,
+        num_seats=msg.num_seats,
+        seat=msg.seat,
+        to_act=msg.to_act if msg.HasField("to_act") else -1,
+        phase=phase,
+        turn=msg.turn,
+        face_up=tuple(card_from_pb(c) for c in msg.face_up),
+        deck_size=msg.deck_size,
+        discards=_counts_from_pb(msg.discards, "SeatView.discards"),
+        ticket_deck_size=msg.ticket_deck_size,
+        last_round=msg.last_round_turns_left if msg.HasField("last_round_turns_left") else -1,
+        end_reason=_end_reason_from_pb(msg.end_reason),
+        players=tuple(
+            PlayerPublic(
+                seat=p.seat,
+                hand_size=p.hand_size,
+                tickets=p.ticket_count,
+                tickets_pending=p.pending_ticket_count,
+                trains=p.trains,
+                route_points=p.route_points,
+                routes=tuple(p.routes),
+            )
+            for p in msg.players
+        ),
+        hand=_counts_from_pb(msg.hand, "SeatView.hand"),
+        tickets=tuple(msg.tickets),
+        offered=tuple(msg.offered),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# events
+
+
+def _tickets_to_pb(tickets: tuple[int, ...] | None) -> events_pb2.TicketList | None:
+    return None if tickets is None else events_pb2.TicketList(tickets=tickets)
+
+
+def event_to_pb(event: Event) -> events_pb2.Event:
+    """An event as an ``Event`` message. Give it the event already projected for the seat it
+    is for (:func:`referee.rules.events.project`): a hidden field (``None``) is left absent."""
+    match event:
+        case FaceUpTaken(seat=seat, slot=slot, card=card):
+            return events_pb2.Event(
+                face_up_taken=events_pb2.FaceUpTaken(seat=seat, slot=slot, card=card_to_pb(card))
+            )
+        case BlindDrawn(seat=seat, card=card):
+            blind = events_pb2.BlindDrawn(seat=seat)
+            if card is not None:
+                blind.card = card_to_pb(card)
+            return events_pb2.Event(blind_drawn=blind)
+        case FaceUpDealt(slot=slot, card=card):
+            return events_pb2.Event(
+                face_up_dealt=events_pb2.FaceUpDealt(slot=slot, card=card_to_pb(card))
+            )
+        case FaceUpFlushed(cards=cards):
+            return events_pb2.Event(
+                face_up_flushed=events_pb2.FaceUpFlushed(cards=[card_to_pb(c) for c in cards])
+            )
+        case DeckReshuffled(size=size):
+            return events_pb2.Event(deck_reshuffled=events_pb2.DeckReshuffled(size=size))
+        case RouteClaimed(seat=seat, route=route, colour=colour, locomotives=locos, points=points):
+            return events_pb2.Event(
+                route_claimed=events_pb2.RouteClaimed(
+                    seat=seat,
+                    route=route,
+                    colour=card_to_pb(colour),
+                    locomotives=locos,
+                    points=points,
+                )
+            )
+        case TicketsDrawn(seat=seat, count=count, tickets=tickets):
+            return events_pb2.Event(
+                tickets_drawn=events_pb2.TicketsDrawn(
+                    seat=seat, count=count, tickets=_tickets_to_pb(tickets)
+                )
+            )
+        case TicketsKept(seat=seat, kept_count=kept_count, returned_count=returned, kept=kept):
+            return events_pb2.Event(
+                tickets_kept=events_pb2.TicketsKept(
+                    seat=seat,
+                    kept_count=kept_count,
+                    returned_count=returned,
+                    kept=_tickets_to_pb(kept),
+                )
+            )
+        case Passed(seat=seat):
+            return events_pb2.Event(passed=events_pb2.Passed(seat=seat))
+        case LastRoundStarted(seat=seat, trains=trains):
+            return events_pb2.Event(
+                last_round_started=events_pb2.LastRoundStarted(seat=seat, trains=trains)
+            )
+        case GameEnded(reason=reason):
+            return events_pb2.Event(
+                game_ended=events_pb2.GameEnded(reason=_end_reason_to_pb(reason))
+            )
+        case _:
+            assert_never(event)
+
+
+def events_to_pb(events: Iterable[Event]) -> list[events_pb2.Event]:
+    """Already projected events as messages, in order."""
+    return [event_to_pb(e) for e in events]
+
+
+def event_from_pb(msg: events_pb2.Event) -> Event:
+    """An ``Event`` message as a rule event (an absent hidden field comes back as ``None``).
+    Raises :class:`WireError` for an event with no member set, which is also what an event
+    kind added by a later version looks like: callers that want to skip those check
+    ``msg.WhichOneof("kind")`` first."""
+    kind = msg.WhichOneof("kind")
+    match kind:
+        case "face_up_taken":
+            e1 = msg.face_up_taken
+            return FaceUpTaken(e1.seat, e1.slot, card_from_pb(e1.card))
+        case "blind_drawn":
+            e2 = msg.blind_drawn
+            return BlindDrawn(e2.seat, card_from_pb(e2.card) if e2.HasField("card") else None)
+        case "face_up_dealt":
+            e3 = msg.face_up_dealt
+            return FaceUpDealt(e3.slot, card_from_pb(e3.card))
+        case "face_up_flushed":
+            return FaceUpFlushed(tuple(card_from_pb(c) for c in msg.face_up_flushed.cards))
+        case "deck_reshuffled":
+            return DeckReshuffled(msg.deck_reshuffled.size)
+        case "route_claimed":
+            e6 = msg.route_claimed
+            return RouteClaimed(
+                e6.seat, e6.route, card_from_pb(e6.colour), e6.locomotives, e6.points
+            )
+        case "tickets_drawn":
+            e7 = msg.tickets_drawn
+            drawn = tuple(e7.tickets.tickets) if e7.HasField("tickets") else None
+            return TicketsDrawn(e7.seat, e7.count, drawn)
+        case "tickets_kept":
+            e8 = msg.tickets_kept
+            kept = tuple(e8.kept.tickets) if e8.HasField("kept") else None
+            return TicketsKept(e8.seat, e8.kept_count, e8.returned_count, kept)
+        case "passed":
+            return Passed(msg.passed.seat)
+        case "last_round_started":
+            e10 = msg.last_round_started
+            return LastRoundStarted(e10.seat, e10.trains)
+        case "game_ended":
+            return GameEnded(_end_reason_from_pb(msg.game_ended.reason))
+        case None:
+            raise WireError("the Event message has no event set (its `kind` is empty)")
+        case _:
+            assert_never(kind)
+
+
+# ---------------------------------------------------------------------------------------------
+# scores
+
+
+def outcome_to_pb(outcome: Outcome) -> scoring_pb2.Outcome:
+    """Scores with their per-seat breakdown; every seat's tickets are revealed."""
+    seats = []
+    for s in outcome.seats:
+        bonuses = []
+        if s.longest_path_bonus:
+            bonuses.append(scoring_pb2.Bonus(kind=_BONUS_LONGEST_PATH, points=s.longest_path_bonus))
+        if s.globetrotter_bonus:
+            bonuses.append(scoring_pb2.Bonus(kind=_BONUS_GLOBETROTTER, points=s.globetrotter_bonus))
+        seats.append(
+            scoring_pb2.SeatScore(
+                seat=s.seat,
+                route_points=s.route_points,
+                tickets_completed=s.tickets_completed,
+                tickets_failed=s.tickets_failed,
+                ticket_points=s.ticket_points,
+                longest_path=s.longest_path,
+                bonuses=bonuses,
+                total=s.total,
+                rank=s.rank,
+            )
+        )
+    return scoring_pb2.Outcome(
+        complete=outcome.final, end_reason=_end_reason_to_pb(outcome.end_reason), seats=seats
+    )
+
+
+def outcome_from_pb(msg: scoring_pb2.Outcome) -> Outcome:
+    """An ``Outcome`` message as the rules' :class:`Outcome`."""
+    seats = []
+    for s in msg.seats:
+        bonus: dict[BonusKindPb, int] = {}
+        for b in s.bonuses:
+            if b.kind not in (_BONUS_LONGEST_PATH, _BONUS_GLOBETROTTER) or b.kind in bonus:
+                raise WireError(f"seat {s.seat}: bonus kind {b.kind} unknown or listed twice")
+            bonus[b.kind] = b.points
+        seats.append(
+            SeatScore(
+                seat=s.seat,
+                route_points=s.route_points,
+                tickets_completed=tuple(s.tickets_completed),
+                tickets_failed=tuple(s.tickets_failed),
+                ticket_points=s.ticket_points,
+                longest_path=s.longest_path,
+                longest_path_bonus=bonus.get(_BONUS_LONGEST_PATH, 0),
+                globetrotter_bonus=bonus.get(_BONUS_GLOBETROTTER, 0),
+                total=s.total,
+                rank=s.rank,
+            )
+        )
+    return Outcome(msg.complete, _end_reason_from_pb(msg.end_reason), tuple(seats))
+
+
+# ---------------------------------------------------------------------------------------------
+# static facts (StartGameRequest)
+
+
+def map_to_pb(ruleset: Ruleset) -> game_map_pb2.GameMap:
+    """The map (cities, routes) and the variant's tickets, indexed as everything else is."""
+    game_map = ruleset.game_map
+    routes = []
+    for r in game_map.routes:
+        route = game_map_pb2.Route(
+            index=r.index,
+            route_id=r.route_id,
+            city_a=r.a,
+            city_b=r.b,
+            length=r.length,
+            colour=_ROUTE_COLOUR_TO_PB[r.colour],
+        )
+        if r.sibling is not None:
+            route.double_sibling = r.sibling
+        routes.append(route)
+    return game_map_pb2.GameMap(
+        name=game_map.name,
+        version=game_map.version,
+        cities=[
+            game_map_pb2.City(index=c.index, name=c.name, x=c.x, y=c.y) for c in game_map.cities
+        ],
+        routes=routes,
+        tickets=[
+            game_map_pb2.Ticket(
+                index=t.index, ticket_id=t.ticket_id, city_a=t.a, city_b=t.b, points=t.points
+            )
+            for t in ruleset.tickets
+        ],
+    )
+
+
+def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
+    """The ruleset's numbers a bot may plan with."""
+    return game_map_pb2.RuleParameters(
+        min_seats=ruleset.min_players,
+        max_seats=ruleset.max_players,
+        cards_per_colour=ruleset.per_colour,
+        locomotives=ruleset.locomotives,
+        trains=ruleset.trains,
+        hand_size=ruleset.hand_size,
+        face_up_slots=ruleset.face_up,
+        setup_tickets_dealt=ruleset.setup_tickets_dealt,
+        setup_tickets_keep_min=ruleset.setup_tickets_keep_min,
+        cards_drawn=ruleset.cards_drawn,
+        tickets_drawn=ruleset.tickets_drawn,
+        tickets_keep_min=ruleset.tickets_keep_min,
+        flush_locomotives=ruleset.flush_locomotives,
+        trains_trigger=ruleset.trains_trigger,
+        route_points=ruleset.route_points,
+        longest_path_bonus=ruleset.longest_path_bonus,
+        globetrotter_bonus=ruleset.globetrotter_bonus,
+        tie_breaks=ruleset.tie_breaks,
+        both_tracks_min_seats=ruleset.both_tracks_min_players,
+    )
