@@ -123,10 +123,7 @@ _BONUS_GLOBETROTTER = scoring_pb2.BONUS_KIND_GLOBETROTTER
 
 
 def card_to_pb(card: int) -> CardColourPb:
-    """A card kind as a CardColour (``EMPTY`` -> ``CARD_COLOUR_UNSPECIFIED``, for face-up
-    slots)."""
-    if card == EMPTY:
-        return cards_pb2.CARD_COLOUR_UNSPECIFIED
+    """A card kind as a CardColour."""
     try:
         return _CARD_TO_PB[card]
     except KeyError:
@@ -134,13 +131,20 @@ def card_to_pb(card: int) -> CardColourPb:
 
 
 def card_from_pb(colour: int) -> int:
-    """A CardColour as a card kind (``CARD_COLOUR_UNSPECIFIED`` -> ``EMPTY``)."""
-    if colour == cards_pb2.CARD_COLOUR_UNSPECIFIED:
-        return EMPTY
+    """A CardColour as a card kind; :class:`WireError` for UNSPECIFIED or an unknown value."""
     try:
         return _PB_TO_CARD[cards_pb2.CardColour.ValueType(colour)]
     except KeyError:
         raise WireError(f"CardColour {colour} is not a card this version knows") from None
+
+
+def _slot_to_pb(card: int) -> CardColourPb:
+    """A face-up slot: its card, or CARD_COLOUR_UNSPECIFIED for an empty slot."""
+    return cards_pb2.CARD_COLOUR_UNSPECIFIED if card == EMPTY else card_to_pb(card)
+
+
+def _slot_from_pb(colour: int) -> int:
+    return EMPTY if colour == cards_pb2.CARD_COLOUR_UNSPECIFIED else card_from_pb(colour)
 
 
 def _end_reason_to_pb(reason: str) -> EndReasonPb:
@@ -171,8 +175,8 @@ def _counts_from_pb(entries: Iterable[cards_pb2.CardCount], what: str) -> tuple[
     seen: set[int] = set()
     for entry in entries:
         card = card_from_pb(entry.colour)
-        if card == EMPTY or card in seen:
-            raise WireError(f"{what}: card kind {entry.colour} missing or listed twice")
+        if card in seen:
+            raise WireError(f"{what}: card kind {entry.colour} listed twice")
         seen.add(card)
         counts[card] = entry.count
     return tuple(counts)
@@ -276,7 +280,7 @@ def view_to_pb(view: SeatView) -> view_pb2.SeatView:
         seat=view.seat,
         phase=_PHASE_TO_PB[view.phase],
         turn=view.turn,
-        face_up=[card_to_pb(c) for c in view.face_up],
+        face_up=[_slot_to_pb(c) for c in view.face_up],
         deck_size=view.deck_size,
         discards=_counts_to_pb(view.discards),
         ticket_deck_size=view.ticket_deck_size,
@@ -317,7 +321,7 @@ def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
         to_act=msg.to_act if msg.HasField("to_act") else -1,
         phase=phase,
         turn=msg.turn,
-        face_up=tuple(card_from_pb(c) for c in msg.face_up),
+        face_up=tuple(_slot_from_pb(c) for c in msg.face_up),
         deck_size=msg.deck_size,
         discards=_counts_from_pb(msg.discards, "SeatView.discards"),
         ticket_deck_size=msg.ticket_deck_size,

@@ -240,10 +240,10 @@ class _Tx:
         self.events.append(DeckReshuffled(len(cards)))
 
     def draw_top(self) -> int:
+        """Take the top card. The caller records the draw, then reshuffles an exhausted deck
+        (so the events read in the order things happened)."""
         card = self.deck[-1]
         self.deck = self.deck[:-1]
-        if not self.deck:
-            self.reshuffle_if_exhausted()
         return card
 
     def fill_row(self) -> None:
@@ -258,6 +258,7 @@ class _Tx:
                     break
                 row[slot] = self.draw_top()
                 self.events.append(FaceUpDealt(slot, row[slot]))
+                self.reshuffle_if_exhausted()
         self.face_up = tuple(row)
 
     def settle_row(self) -> None:
