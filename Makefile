@@ -35,3 +35,7 @@ bench: $(STAMP)  ## engine benchmark: random self-play, 2 and 4 players
 
 clean:  ## remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+.PHONY: proto
+proto: $(STAMP)  ## regenerate gen/python (Python code + type stubs) from proto/; commit the result
+	$(BIN)/python -m tools.gen_proto

@@ -1,0 +1,1 @@
+"""Developer tools run with ``python -m tools.<name>`` (not installed with the package)."""
