@@ -1,0 +1,300 @@
+"""The Python bot SDK: subclass :class:`Bot`, implement ``choose``, call :func:`sdk.run`.
+
+::
+
+    from sdk import Bot, run
+
+    class FirstBot(Bot):
+        def choose(self, view, legal):
+            return 0  # an index into `legal`, or one of its actions
+
+    if __name__ == "__main__":
+        run(FirstBot())
+
+The SDK decodes every request with :mod:`referee.wire`, so ``view`` is the engine's own
+:class:`~referee.rules.SeatView` and ``legal`` the engine's own actions. One bot process serves
+game after game, possibly several at once: what belongs to one game lives in its :class:`Game`
+(``self.game`` inside ``choose`` and the hooks), keyed by the request's ``game_id``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+import threading
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from referee import wire
+from referee.rules import Action, Outcome, Ruleset, SeatView
+from referee.rules.cards import COLOURS, GRAY
+from referee.rules.events import Event
+from referee.rules.ruleset import City, GameMap, Route, RulesetError, Ticket, load_ruleset
+from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc, cards_pb2, game_map_pb2
+
+__all__ = ["Bot", "BotServicer", "Game", "ruleset_from_start"]
+
+
+@dataclass(slots=True)
+class Game:
+    """One game this bot plays, from StartGame to EndGame."""
+
+    game_id: str
+    variant: str  #: ``name@version``
+    seat: int
+    num_seats: int
+    ruleset: Ruleset  #: the map, tickets and rule numbers (as the engine has them)
+    move_limit_ms: int
+    bank_ms: int
+    #: every public event so far, oldest first, as this seat sees them
+    events: list[Event] = field(default_factory=list)
+    #: the events that arrived with the current request only
+    new_events: list[Event] = field(default_factory=list)
+    #: the current decision's clock (ms for this move, ms left in the bank)
+    clock: tuple[int, int] = (0, 0)
+    #: why the previous answer to this decision was rejected: (rule, message), or None
+    rejection: tuple[str, str] | None = None
+    decisions: int = 0
+    outcome: Outcome | None = None
+    #: free for the bot's own per-game memory (e.g. a strategy object)
+    state: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class Bot:
+    """Base class of a Python bot. Implement :meth:`choose`; the hooks are optional."""
+
+    def choose(self, view: SeatView, legal: Sequence[Action]) -> Action | int:
+        """The action for this decision: one of ``legal`` or its index (0-based)."""
+        raise NotImplementedError
+
+    def on_start(self, game: Game) -> None:
+        """A game starts (``game.ruleset`` holds its map and tickets)."""
+
+    def on_end(self, outcome: Outcome) -> None:
+        """The game in ``self.game`` is over: final scores, every ticket revealed."""
+
+    @property
+    def game(self) -> Game:
+        """The game of the request being answered (inside ``choose`` and the hooks)."""
+        game = _current_game.get()
+        if game is None:
+            raise RuntimeError("Bot.game is only set while a request is being answered")
+        return game
+
+
+_current_game: contextvars.ContextVar[Game | None] = contextvars.ContextVar(
+    "ttr_current_game", default=None
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# the ruleset, from StartGame
+
+
+_PB_TO_ROUTE_COLOUR: dict[int, int] = {
+    cards_pb2.ROUTE_COLOUR_GRAY: GRAY,
+    **{cards_pb2.RouteColour.Value(f"ROUTE_COLOUR_{n.upper()}"): c for c, n in enumerate(COLOURS)},
+}
+
+
+def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
+    """The engine's :class:`Ruleset` for a StartGame: the packaged variant when its name and
+    version match and its map is the one sent, else one rebuilt from the message itself."""
+    name, _, version = request.variant.partition("@")
+    try:
+        packaged = load_ruleset(name)
+    except RulesetError:
+        packaged = None
+    if (
+        packaged is not None
+        and packaged.version == version
+        and wire.map_to_pb(packaged) == request.game_map
+        and wire.rules_to_pb(packaged) == request.rules
+    ):
+        return packaged
+    return _ruleset_from_pb(name, version, request.game_map, request.rules)
+
+
+def _ruleset_from_pb(
+    name: str, version: str, m: game_map_pb2.GameMap, r: game_map_pb2.RuleParameters
+) -> Ruleset:
+    cities = tuple(City(i, c.name, c.x, c.y) for i, c in enumerate(m.cities))
+    routes = []
+    for i, pr in enumerate(m.routes):
+        if pr.index != i:
+            raise wire.WireError(f"GameMap.routes[{i}] has index {pr.index}")
+        colour = _PB_TO_ROUTE_COLOUR.get(pr.colour)
+        if colour is None:
+            raise wire.WireError(f"GameMap.routes[{i}]: RouteColour {pr.colour} unknown")
+        sibling = pr.double_sibling if pr.HasField("double_sibling") else None
+        group = None if sibling is None else min(i, sibling)
+        routes.append(
+            Route(i, pr.route_id, pr.city_a, pr.city_b, pr.length, colour, group, sibling)
+        )
+    game_map = GameMap(m.name, m.version, cities, tuple(routes), {c.name: c.index for c in cities})
+    tickets = tuple(
+        Ticket(i, t.ticket_id, t.city_a, t.city_b, t.points) for i, t in enumerate(m.tickets)
+    )
+    return Ruleset(
+        name=name,
+        version=version,
+        title=m.name,
+        game_map=game_map,
+        tickets=tickets,
+        min_players=r.min_seats,
+        max_players=r.max_seats,
+        per_colour=r.cards_per_colour,
+        locomotives=r.locomotives,
+        trains=r.trains,
+        hand_size=r.hand_size,
+        face_up=r.face_up_slots,
+        setup_tickets_dealt=r.setup_tickets_dealt,
+        setup_tickets_keep_min=r.setup_tickets_keep_min,
+        cards_drawn=r.cards_drawn,
+        tickets_drawn=r.tickets_drawn,
+        tickets_keep_min=r.tickets_keep_min,
+        flush_locomotives=r.flush_locomotives,
+        trains_trigger=r.trains_trigger,
+        route_points=tuple(r.route_points),
+        longest_path_bonus=r.longest_path_bonus,
+        globetrotter_bonus=r.globetrotter_bonus,
+        tie_breaks=tuple(r.tie_breaks),
+        both_tracks_min_players=r.both_tracks_min_seats,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# the service
+
+
+def _decode_events(msgs: Sequence[Any]) -> list[Event]:
+    # An event kind from a later version of the contract has no member this one knows: skip it.
+    return [wire.event_from_pb(m) for m in msgs if m.WhichOneof("kind") is not None]
+
+
+class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
+    """Serves one :class:`Bot` over ``ttr.v1.BotService``, many games at once."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self._games: dict[str, Game] = {}
+        self._lock = threading.Lock()
+
+    def _game(self, game_id: str, context: grpc.ServicerContext) -> Game:
+        with self._lock:
+            game = self._games.get(game_id)
+        if game is None:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"unknown game {game_id!r}")
+        return game
+
+    def _fail(self, context: grpc.ServicerContext, what: str, exc: BaseException) -> None:
+        traceback.print_exception(exc, file=sys.stderr)
+        context.abort(grpc.StatusCode.INTERNAL, f"{what}: {type(exc).__name__}: {exc}")
+
+    def StartGame(
+        self, request: bot_service_pb2.StartGameRequest, context: grpc.ServicerContext
+    ) -> bot_service_pb2.StartGameResponse:
+        try:
+            ruleset = ruleset_from_start(request)
+        except (ValueError, TypeError) as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the game: {e}")
+        game = Game(
+            game_id=request.game_id,
+            variant=request.variant,
+            seat=request.seat,
+            num_seats=request.num_seats,
+            ruleset=ruleset,
+            move_limit_ms=request.clock.move_limit_ms,
+            bank_ms=request.clock.bank_ms,
+        )
+        with self._lock:
+            self._games[request.game_id] = game
+        token = _current_game.set(game)
+        try:
+            self.bot.on_start(game)
+        except Exception as e:
+            self._fail(context, "on_start raised", e)
+        finally:
+            _current_game.reset(token)
+        return bot_service_pb2.StartGameResponse()
+
+    def Act(
+        self, request: bot_service_pb2.ActRequest, context: grpc.ServicerContext
+    ) -> bot_service_pb2.ActResponse:
+        game = self._game(request.game_id, context)
+        try:
+            view = wire.view_from_pb(request.view)
+            legal = wire.legal_actions_from_pb(request.legal_actions)
+            events = _decode_events(request.events)
+        except ValueError as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the request: {e}")
+        with game.lock:
+            game.new_events = events
+            game.events.extend(events)
+            game.clock = (request.clock.move_limit_ms, request.clock.bank_left_ms)
+            game.rejection = (
+                (request.rejection.rule, request.rejection.message)
+                if request.HasField("rejection")
+                else None
+            )
+            game.decisions += 1
+            token = _current_game.set(game)
+            try:
+                choice = self.bot.choose(view, legal)
+            except Exception as e:
+                self._fail(context, "choose raised", e)
+            finally:
+                _current_game.reset(token)
+        response = bot_service_pb2.ActResponse(request_id=request.request_id)
+        if isinstance(choice, bool) or not isinstance(choice, int | Action):
+            context.abort(
+                grpc.StatusCode.INTERNAL,
+                f"choose returned {choice!r}: not an action or an index",
+            )
+        if isinstance(choice, int):
+            if not 0 <= choice < len(legal):
+                context.abort(
+                    grpc.StatusCode.INTERNAL,
+                    f"choose returned index {choice}; there are {len(legal)} legal actions",
+                )
+            response.legal_action_index = choice
+        elif choice in legal:
+            response.legal_action_index = legal.index(choice)
+        else:
+            # Not a legal action: send it whole, so that the referee says which rule it breaks.
+            response.action.CopyFrom(wire.action_to_pb(choice))
+        return response
+
+    def EndGame(
+        self, request: bot_service_pb2.EndGameRequest, context: grpc.ServicerContext
+    ) -> bot_service_pb2.EndGameResponse:
+        with self._lock:
+            game = self._games.pop(request.game_id, None)
+        if game is None:
+            return bot_service_pb2.EndGameResponse()
+        try:
+            outcome = wire.outcome_from_pb(request.outcome)
+            events = _decode_events(request.events)
+        except ValueError as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the outcome: {e}")
+        game.new_events = events
+        game.events.extend(events)
+        game.outcome = outcome
+        token = _current_game.set(game)
+        try:
+            self.bot.on_end(outcome)
+        except Exception as e:
+            self._fail(context, "on_end raised", e)
+        finally:
+            _current_game.reset(token)
+        return bot_service_pb2.EndGameResponse()
+
+    @property
+    def active_games(self) -> int:
+        with self._lock:
+            return len(self._games)
