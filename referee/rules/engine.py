@@ -255,10 +255,13 @@ class _Tx:
         for slot, card in enumerate(row):
             if card == EMPTY:
                 if not self.deck:
-                    break
+                    # Reshuffle only when a card is needed: after a flush the old row is then
+                    # already in the discards (RULINGS 2).
+                    self.reshuffle_if_exhausted()
+                    if not self.deck:
+                        break
                 row[slot] = self.draw_top()
                 self.events.append(FaceUpDealt(slot, row[slot]))
-                self.reshuffle_if_exhausted()
         self.face_up = tuple(row)
 
     def settle_row(self) -> None:
@@ -294,8 +297,11 @@ class _Tx:
             self.discards = tuple(discards)
             self.face_up = (EMPTY,) * rules.face_up
             self.events.append(FaceUpFlushed(old))
-            self.reshuffle_if_exhausted()
             self.fill_row()
+        # 003:75 an exhausted deck is reshuffled now that the row stands. Not earlier: had a
+        # deck of exactly 5 been reshuffled as soon as a new row emptied it, the next flush
+        # would deal the old row back, and two 3-Locomotive rows could swap forever (RULINGS 2).
+        self.reshuffle_if_exhausted()
 
     # -- turn bookkeeping --------------------------------------------------------------------
 
