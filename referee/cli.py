@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import NoReturn
 
 from referee.rules import RulesetError, available_variants, load_ruleset
@@ -109,6 +110,116 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bot_label(name: str, version: str) -> str:
+    return f"{name} {version}".strip()
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    import time
+    from contextlib import ExitStack
+
+    from referee.launcher import LaunchError, launch
+    from referee.match import Clock, SeatBot, play_match
+
+    ruleset = _load(args.variant)
+    low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
+    if not low <= len(args.bots) <= high:
+        raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
+    seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
+    record = args.record
+    if record is None:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        record = Path("records") / f"{stamp}-{seed}.json"
+    with ExitStack() as stack:
+        seats: list[SeatBot] = []
+        try:
+            for spec in args.bots:
+                bot = stack.enter_context(launch(spec, startup_s=args.startup_s))
+                seats.append(SeatBot(bot.name, bot.version, bot.address))
+        except LaunchError as e:
+            raise UserError(str(e)) from None
+        try:
+            result = play_match(
+                ruleset, seats, seed, Clock(args.move_ms, args.bank_ms), record_path=record
+            )
+        except OSError as e:
+            raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
+    faults = result.fault_counts()
+    if args.json:
+        players = [
+            {
+                "seat": s.seat,
+                "bot": seats[s.seat].name,
+                "score": s.total,
+                "rank": s.rank,
+                "tickets_completed": len(s.tickets_completed),
+                "faults": faults[s.seat],
+            }
+            for s in result.outcome.seats
+        ]
+        print(
+            json.dumps(
+                {
+                    "variant": ruleset.ident,
+                    "seed": seed,
+                    "players": players,
+                    "record": str(record),
+                }
+            )
+        )
+        return 0
+    names = [f"{i}:{_bot_label(b.name, b.version)}" for i, b in enumerate(seats)]
+    print(
+        f"{ruleset.title}: {len(seats)} bots, seed {seed}, {result.final.turn} turns, "
+        f"ended by {result.final.end_reason.replace('_', ' ')}"
+    )
+    print(format_outcome(ruleset, result.outcome, names))
+    for i, n in enumerate(faults):
+        if n:
+            kinds: dict[str, int] = {}
+            for f in result.faults:
+                if f.seat == i:
+                    kinds[f.kind] = kinds.get(f.kind, 0) + 1
+            detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+            print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
+    print(f"record: {record}")
+    return 0
+
+
+def cmd_replay_verify(args: argparse.Namespace) -> int:
+    from referee.replay import RecordError, verify
+
+    try:
+        difference = verify(args.record)
+    except RecordError as e:
+        raise UserError(str(e)) from None
+    if difference is not None:
+        print(f"ttr: {args.record}: DIFFERS at {difference}", file=sys.stderr)
+        return 1
+    print(f"OK: {args.record} replays exactly")
+    return 0
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ttr",
@@ -138,6 +249,56 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.set_defaults(func=cmd_selfplay)
+
+    p = sub.add_parser(
+        "play",
+        help="play one game between bots over gRPC and write its record",
+        description=(
+            "Start each bot (a folder with a bot.toml) or connect to it (host:port), play one "
+            "game with clocks and the fault policy, print the results and write the game "
+            "record."
+        ),
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT", help="a bot folder or host:port (2-5)")
+    p.add_argument(
+        "--variant",
+        default="usa",
+        help=f"ruleset to play (default usa; available: {', '.join(available_variants())})",
+    )
+    p.add_argument("--seed", type=int, default=None, help="game seed (default: from the clock)")
+    p.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        help="where to write the record (default records/<timestamp>-<seed>.json)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument(
+        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
+    )
+    p.add_argument(
+        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
+    )
+    p.add_argument(
+        "--startup-s",
+        type=_positive_float,
+        default=10.0,
+        help="how long a bot may take to become healthy (default 10)",
+    )
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("replay", help="game records", description="Work with game records.")
+    replay_sub = p.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
+    p = replay_sub.add_parser(
+        "verify",
+        help="replay a record through the engine and compare events and final scores",
+        description=(
+            "Replay the record's actions from the recorded seed and compare every event and "
+            "the final scores. Exit 0 when identical, 1 naming the first difference."
+        ),
+    )
+    p.add_argument("record", metavar="RECORD", type=Path, help="the game record (JSON)")
+    p.set_defaults(func=cmd_replay_verify)
     return parser
 
 

@@ -1,0 +1,539 @@
+"""One game between bot servers over gRPC: the game loop, the clocks and the fault policy.
+
+The rules stay pure (``referee.rules``); everything about time, networks and misbehaving bots
+lives here.
+
+Clocks (measured by the referee, from sending a request to receiving its answer): each
+decision has ``move_limit_ms``; time beyond it is taken from the seat's game bank
+(``bank_ms``). A decision's deadline is therefore ``move limit + bank left``; retries after a
+rejection share that deadline.
+
+Fault policy, for each decision:
+
+* A bad answer -- a wrong ``request_id`` (``answer.request_id``), no answer set
+  (``answer.unset``), an index outside the legal actions (``answer.index``), a malformed
+  action (the wire's rule, e.g. ``action.colour``) or an illegal one (the engine's rule, e.g.
+  ``claim.taken``) -- is a fault: it is recorded and rejected, and the bot is asked again
+  (a new ``request_id``, ``rejection`` set) while its time lasts.
+* After :data:`MAX_FAULTS_PER_DECISION` faults in one decision, a timeout, or an error
+  status from the bot's handler (``crash``), the seat plays the safe default for that
+  decision.
+* A bot that cannot be reached (``disconnect``: the server is gone) plays the safe default for
+  this decision and every later one; it is not called again, not even for EndGame.
+* StartGame and EndGame are deadline-guarded too; their failures are recorded, never fatal.
+
+The safe default (:func:`safe_default`) is the first legal action in the engine's order:
+on a turn, draw a blind card if the deck has any (else the first face-up card, else the first
+claim, else draw tickets, else pass); for a second card, a blind card if possible, else the
+first allowed face-up slot; for a ticket choice (setup or mid-game), the smallest allowed
+choice of the lowest-numbered tickets -- the fewest tickets the rules allow, so the fewest
+points at risk. It never needs the bot and is always legal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from referee import wire
+from referee.rules import (
+    Action,
+    GameState,
+    IllegalActionError,
+    MalformedActionError,
+    Outcome,
+    Ruleset,
+    apply,
+    legal_actions,
+    new_game,
+    outcome,
+    view,
+)
+from referee.rules import actions as _actions
+from referee.rules import events as _events
+from referee.rules.events import Event, project
+from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
+
+DEFAULT_MOVE_MS = 1000
+DEFAULT_BANK_MS = 60000
+DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
+MAX_FAULTS_PER_DECISION = 3
+RECORD_FORMAT = "ttr-record/1"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatBot:
+    """Who plays a seat: the bot's name and version and where it listens."""
+
+    name: str
+    version: str
+    address: str
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    move_ms: int = DEFAULT_MOVE_MS
+    bank_ms: int = DEFAULT_BANK_MS
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    seat: int
+    decision: int  #: 0-based index of the decision in the game (-1: StartGame/EndGame)
+    turn: int
+    kind: str  #: rejected, timeout, crash, disconnect, start_game, end_game
+    rule: str  #: the rule broken (for ``rejected``), else the gRPC status or ''
+    message: str
+
+
+@dataclass(slots=True)
+class MatchResult:
+    variant: str
+    seed: int
+    game_id: str
+    seats: tuple[SeatBot, ...]
+    outcome: Outcome
+    faults: list[Fault]
+    decisions: int
+    record_path: Path | None
+    final: GameState
+    defaults: list[int] = field(default_factory=list)  #: per seat: decisions played by default
+
+    def fault_counts(self) -> list[int]:
+        counts = [0] * len(self.seats)
+        for f in self.faults:
+            counts[f.seat] += 1
+        return counts
+
+
+def safe_default(actions: Sequence[Action]) -> Action:
+    """The action a seat plays when its bot cannot: the first legal action (module docs)."""
+    return actions[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON forms of actions, events and outcomes (the record)
+
+_ACTION_TYPES: dict[str, type[Any]] = {
+    c.__name__: c
+    for c in (
+        _actions.DrawFaceUp,
+        _actions.DrawBlind,
+        _actions.ClaimRoute,
+        _actions.DrawTickets,
+        _actions.KeepTickets,
+        _actions.Pass,
+    )
+}
+_EVENT_TYPES: dict[str, type[Any]] = {
+    c.__name__: c
+    for c in (
+        _events.FaceUpTaken,
+        _events.BlindDrawn,
+        _events.FaceUpDealt,
+        _events.FaceUpFlushed,
+        _events.DeckReshuffled,
+        _events.RouteClaimed,
+        _events.TicketsDrawn,
+        _events.TicketsKept,
+        _events.Passed,
+        _events.LastRoundStarted,
+        _events.GameEnded,
+    )
+}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def to_json(value: Action | Event) -> dict[str, Any]:
+    """An action or event as a JSON object: ``{"type": ClassName, field: value, ...}``."""
+    out: dict[str, Any] = {"type": type(value).__name__}
+    for f in dataclasses.fields(value):
+        out[f.name] = _plain(getattr(value, f.name))
+    return out
+
+
+def action_from_json(data: dict[str, Any]) -> Action:
+    """The inverse of :func:`to_json` for actions; ``ValueError`` for anything else."""
+    cls = _ACTION_TYPES.get(str(data.get("type")))
+    if cls is None:
+        raise ValueError(f"unknown action type {data.get('type')!r}")
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"}
+    try:
+        action: Action = cls(**kwargs)
+    except TypeError as e:
+        raise ValueError(f"bad {cls.__name__}: {e}") from None
+    return action
+
+
+def outcome_to_json(result: Outcome) -> dict[str, Any]:
+    data: dict[str, Any] = _plain(dataclasses.asdict(result))
+    return data
+
+
+# ---------------------------------------------------------------------------------------------
+# the game loop
+
+
+class _Seat:
+    def __init__(self, bot: SeatBot) -> None:
+        self.bot = bot
+        self.channel = grpc.insecure_channel(bot.address)
+        self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
+        self.gone = False
+        self.bank_ms = 0.0
+        self.pending: list[Event] = []
+        self.defaults = 0
+
+
+def _status(e: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
+    if isinstance(e, grpc.Call):
+        return e.code(), e.details() or ""
+    return None, str(e)
+
+
+class Match:
+    """One game. ``run()`` plays it to the end and returns the :class:`MatchResult`."""
+
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        bots: Sequence[SeatBot],
+        seed: int,
+        clock: Clock = Clock(),
+        record_path: Path | None = None,
+        call_s: float = DEFAULT_CALL_S,
+        game_id: str | None = None,
+    ) -> None:
+        if not ruleset.min_players <= len(bots) <= ruleset.max_players:
+            raise ValueError(
+                f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
+                f"not {len(bots)}"
+            )
+        self.ruleset = ruleset
+        self.bots = tuple(bots)
+        self.seed = seed
+        self.clock = clock
+        self.record_path = record_path
+        self.call_s = call_s
+        self.game_id = game_id or uuid.uuid4().hex
+        self.faults: list[Fault] = []
+        self.actions: list[dict[str, Any]] = []
+
+    def _fault(self, seat: int, decision: int, turn: int, kind: str, rule: str, msg: str) -> None:
+        self.faults.append(Fault(seat, decision, turn, kind, rule, msg))
+
+    def run(self) -> MatchResult:
+        started = time.time()
+        state = new_game(self.ruleset, len(self.bots), self.seed)
+        initial_events = state.events
+        seats = [_Seat(b) for b in self.bots]
+        try:
+            for i, s in enumerate(seats):
+                s.bank_ms = float(self.clock.bank_ms)
+                s.pending = [project(e, i) for e in initial_events]
+            self._start_games(seats)
+            decision = 0
+            while not state.is_over:
+                state = self._decide(state, seats, decision)
+                decision += 1
+            result = outcome(state)
+            self._end_games(state, seats, result)
+        finally:
+            for s in seats:
+                s.channel.close()
+        record = {
+            "format": RECORD_FORMAT,
+            "game_id": self.game_id,
+            "ruleset": self.ruleset.ident,
+            "seed": self.seed,
+            "num_seats": len(self.bots),
+            "clock": {"move_ms": self.clock.move_ms, "bank_ms": self.clock.bank_ms},
+            "seats": [
+                {"seat": i, "name": b.name, "version": b.version, "address": b.address}
+                for i, b in enumerate(self.bots)
+            ],
+            "started_at": started,
+            "finished_at": time.time(),
+            "initial_events": [to_json(e) for e in initial_events],
+            "actions": self.actions,
+            "faults": [dataclasses.asdict(f) for f in self.faults],
+            "outcome": outcome_to_json(result),
+        }
+        if self.record_path is not None:
+            write_json_atomic(self.record_path, record)
+        return MatchResult(
+            variant=self.ruleset.ident,
+            seed=self.seed,
+            game_id=self.game_id,
+            seats=self.bots,
+            outcome=result,
+            faults=self.faults,
+            decisions=decision,
+            record_path=self.record_path,
+            final=state,
+            defaults=[s.defaults for s in seats],
+        )
+
+    # StartGame / EndGame ----------------------------------------------------------------------
+
+    def _start_games(self, seats: list[_Seat]) -> None:
+        game_map = wire.map_to_pb(self.ruleset)
+        rules = wire.rules_to_pb(self.ruleset)
+        settings = bot_service_pb2.ClockSettings(
+            move_limit_ms=self.clock.move_ms, bank_ms=self.clock.bank_ms
+        )
+        for i, s in enumerate(seats):
+            request = bot_service_pb2.StartGameRequest(
+                game_id=self.game_id,
+                variant=self.ruleset.ident,
+                seat=i,
+                num_seats=len(seats),
+                game_map=game_map,
+                rules=rules,
+                clock=settings,
+            )
+            try:
+                s.stub.StartGame(request, timeout=self.call_s)
+            except grpc.RpcError as e:
+                code, details = _status(e)
+                self._fault(i, -1, 0, "start_game", code.name if code else "", details)
+                if code is grpc.StatusCode.UNAVAILABLE:
+                    s.gone = True
+
+    def _end_games(self, state: GameState, seats: list[_Seat], result: Outcome) -> None:
+        outcome_pb = wire.outcome_to_pb(result)
+        for i, s in enumerate(seats):
+            if s.gone:
+                continue
+            request = bot_service_pb2.EndGameRequest(
+                game_id=self.game_id,
+                outcome=outcome_pb,
+                events=wire.events_to_pb(s.pending),
+                view=wire.view_to_pb(view(state, i)),
+            )
+            s.pending = []
+            try:
+                s.stub.EndGame(request, timeout=self.call_s)
+            except grpc.RpcError as e:
+                code, details = _status(e)
+                self._fault(i, -1, state.turn, "end_game", code.name if code else "", details)
+
+    # one decision -----------------------------------------------------------------------------
+
+    def _decide(self, state: GameState, seats: list[_Seat], decision: int) -> GameState:
+        seat_no = state.seat
+        seat = seats[seat_no]
+        legal = legal_actions(state)
+        chosen, default_reason, elapsed_ms = self._ask(state, seat_no, seat, legal, decision)
+        if chosen is None:
+            chosen = safe_default(legal)
+            seat.defaults += 1
+        new_state = apply(state, chosen)
+        for i, s in enumerate(seats):
+            s.pending.extend(project(e, i) for e in new_state.events)
+        self.actions.append(
+            {
+                "decision": decision,
+                "seat": seat_no,
+                "turn": state.turn,
+                "phase": state.phase.name.lower(),
+                "action": to_json(chosen),
+                "default": default_reason,
+                "ms": round(elapsed_ms, 1),
+                "events": [to_json(e) for e in new_state.events],
+            }
+        )
+        return new_state
+
+    def _ask(
+        self,
+        state: GameState,
+        seat_no: int,
+        seat: _Seat,
+        legal: tuple[Action, ...],
+        decision: int,
+    ) -> tuple[Action | None, str | None, float]:
+        """The bot's accepted action, or ``None`` and why the default is played."""
+        if seat.gone:
+            return None, "gone", 0.0
+        turn = state.turn
+        move_ms = float(self.clock.move_ms)
+        budget_ms = move_ms + seat.bank_ms
+        legal_set = set(legal)
+        rejection: bot_service_pb2.Rejection | None = None
+        faults = 0
+        start = time.monotonic()
+
+        def elapsed() -> float:
+            return (time.monotonic() - start) * 1000.0
+
+        def settle() -> float:
+            spent = elapsed()
+            seat.bank_ms = max(0.0, seat.bank_ms - max(0.0, spent - move_ms))
+            return spent
+
+        attempt = 0
+        while True:
+            left_ms = budget_ms - elapsed()
+            if left_ms <= 0:
+                spent = settle()
+                self._fault(
+                    seat_no, decision, turn, "timeout", "", f"no accepted answer in {spent:.0f} ms"
+                )
+                return None, "timeout", spent
+            request_id = f"{self.game_id}/{decision}/{attempt}"
+            attempt += 1
+            spent_now = elapsed()
+            request = act_request(
+                state,
+                legal,
+                seat.pending,
+                self.game_id,
+                request_id,
+                bot_service_pb2.Clock(
+                    move_limit_ms=int(max(0.0, move_ms - spent_now)),
+                    bank_left_ms=int(max(0.0, seat.bank_ms - max(0.0, spent_now - move_ms))),
+                ),
+                rejection,
+            )
+            seat.pending = []
+            try:
+                reply = seat.stub.Act(request, timeout=left_ms / 1000.0)
+            except grpc.RpcError as e:
+                spent = settle()
+                code, details = _status(e)
+                if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                    self._fault(
+                        seat_no,
+                        decision,
+                        turn,
+                        "timeout",
+                        code.name,
+                        f"no answer in {spent:.0f} ms",
+                    )
+                    return None, "timeout", spent
+                if code is grpc.StatusCode.UNAVAILABLE:
+                    seat.gone = True
+                    self._fault(seat_no, decision, turn, "disconnect", code.name, details)
+                    return None, "disconnect", spent
+                name = code.name if code else ""
+                self._fault(seat_no, decision, turn, "crash", name, details)
+                return None, "crash", spent
+            rule, message, action = self._check(reply, request_id, legal, legal_set, state)
+            if action is not None:
+                return action, None, settle()
+            faults += 1
+            self._fault(seat_no, decision, turn, "rejected", rule, message)
+            if faults >= MAX_FAULTS_PER_DECISION:
+                return None, "faults", settle()
+            rejection = bot_service_pb2.Rejection(rule=rule, message=message)
+
+    @staticmethod
+    def _check(
+        reply: bot_service_pb2.ActResponse,
+        request_id: str,
+        legal: tuple[Action, ...],
+        legal_set: set[Action],
+        state: GameState,
+    ) -> tuple[str, str, Action | None]:
+        """``("", "", action)`` for an accepted answer, else ``(rule, message, None)``."""
+        if reply.request_id != request_id:
+            return (
+                "answer.request_id",
+                f"request_id {reply.request_id!r} does not echo {request_id!r}",
+                None,
+            )
+        kind = reply.WhichOneof("answer")
+        if kind is None:
+            return "answer.unset", "the answer sets neither legal_action_index nor action", None
+        if kind == "legal_action_index":
+            index = reply.legal_action_index
+            if index >= len(legal):
+                return (
+                    "answer.index",
+                    f"legal_action_index {index} is out of range (0..{len(legal) - 1})",
+                    None,
+                )
+            return "", "", legal[index]
+        try:
+            action = wire.action_from_pb(reply.action)
+        except MalformedActionError as e:
+            return e.rule, e.message, None
+        if action in legal_set:
+            return "", "", action
+        try:
+            apply(state, action)
+        except (IllegalActionError, MalformedActionError) as e:
+            return e.rule, e.message, None
+        return "action.not_legal", "the action is not one of the legal actions", None
+
+
+def act_request(
+    state: GameState,
+    legal: Sequence[Action],
+    events: Sequence[Event],
+    game_id: str,
+    request_id: str,
+    clock: bot_service_pb2.Clock,
+    rejection: bot_service_pb2.Rejection | None = None,
+) -> bot_service_pb2.ActRequest:
+    """The request for the acting seat's decision: its view, ``events`` (already projected for
+    it), the legal actions, the clock and the previous answer's rejection. Built only from what
+    that seat may know."""
+    return bot_service_pb2.ActRequest(
+        game_id=game_id,
+        request_id=request_id,
+        view=wire.view_to_pb(view(state, state.seat)),
+        events=wire.events_to_pb(events),
+        legal_actions=wire.legal_actions_to_pb(legal),
+        clock=clock,
+        rejection=rejection,
+    )
+
+
+def play_match(
+    ruleset: Ruleset,
+    bots: Sequence[SeatBot],
+    seed: int,
+    clock: Clock = Clock(),
+    record_path: Path | None = None,
+    call_s: float = DEFAULT_CALL_S,
+) -> MatchResult:
+    """Play one game to the end (see :class:`Match`)."""
+    return Match(ruleset, bots, seed, clock, record_path, call_s).run()
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` via a temporary file in the same folder and a
+    rename, so a reader never sees half a record."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,112 @@
+"""Check a game record: replay its actions through the engine and compare what happens.
+
+``verify(path)`` starts from ``new_game(ruleset, seats, seed)``, applies every recorded action
+in order and compares the events of each transition and, at the end, the final scores with
+their breakdown. It returns the first difference, or ``None`` when the record replays
+exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
+from referee.rules import (
+    IllegalActionError,
+    MalformedActionError,
+    RulesetError,
+    apply,
+    load_ruleset,
+    new_game,
+    outcome,
+)
+
+
+class RecordError(Exception):
+    """The file is not a readable game record."""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    decision: int | None  #: index of the decision; None for setup or the final scores
+    what: str
+    expected: Any  #: what the record says
+    found: Any  #: what the replay gives
+
+    def __str__(self) -> str:
+        where = "setup/final" if self.decision is None else f"decision {self.decision}"
+        return (
+            f"{where}: {self.what}: record has {json.dumps(self.expected, sort_keys=True)}, "
+            f"replay gives {json.dumps(self.found, sort_keys=True)}"
+        )
+
+
+def load_record(path: str | Path) -> dict[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise RecordError(f"{path}: cannot read it: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a game record (not UTF-8 text)") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{path}: not a game record (invalid JSON: {e})") from None
+    if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+        raise RecordError(f"{path}: not a game record (format is not {RECORD_FORMAT!r})")
+    for key in ("ruleset", "seed", "num_seats", "actions", "outcome"):
+        if key not in data:
+            raise RecordError(f"{path}: not a game record (key `{key}` is missing)")
+    return data
+
+
+def verify(record_path: str | Path) -> Difference | None:
+    """The first difference between the record and its replay, or ``None``.
+
+    Raises :class:`RecordError` for a file that is no record at all.
+    """
+    data = load_record(record_path)
+    ident = str(data["ruleset"])
+    try:
+        ruleset = load_ruleset(ident.split("@", 1)[0])
+    except RulesetError as e:
+        raise RecordError(f"{record_path}: ruleset {ident!r}: {e}") from None
+    if ruleset.ident != ident:
+        return Difference(None, "ruleset", ident, ruleset.ident)
+    try:
+        state = new_game(ruleset, int(data["num_seats"]), int(data["seed"]))
+    except (ValueError, TypeError) as e:
+        raise RecordError(f"{record_path}: cannot set up the game: {e}") from None
+    initial = [to_json(e) for e in state.events]
+    if "initial_events" in data and data["initial_events"] != initial:
+        return Difference(None, "setup events", data["initial_events"], initial)
+    actions = data["actions"]
+    if not isinstance(actions, list):
+        raise RecordError(f"{record_path}: `actions` is not a list")
+    for number, entry in enumerate(actions):
+        if state.is_over:
+            return Difference(number, "action after the end of the game", entry, None)
+        if not isinstance(entry, dict):
+            raise RecordError(f"{record_path}: action {number} is not an object")
+        if entry.get("seat") != state.seat:
+            return Difference(number, "seat to act", entry.get("seat"), state.seat)
+        try:
+            action = action_from_json(entry.get("action") or {})
+        except ValueError as e:
+            return Difference(number, "action", entry.get("action"), f"unreadable: {e}")
+        try:
+            state = apply(state, action)
+        except (IllegalActionError, MalformedActionError) as e:
+            return Difference(number, "action", entry.get("action"), f"rejected: {e}")
+        events = [to_json(e) for e in state.events]
+        if entry.get("events") != events:
+            return Difference(number, "events", entry.get("events"), events)
+    if not state.is_over:
+        return Difference(None, "game over", True, False)
+    final = outcome_to_json(outcome(state))
+    if data["outcome"] != final:
+        return Difference(None, "final scores", data["outcome"], final)
+    return None
