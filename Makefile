@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-demo: $(STAMP)  ## play one full game of four random players and print the scores
-	$(BIN)/ttr selfplay --players 4 --games 1 --seed 1
+demo: $(STAMP)  ## one game of the sample bots over gRPC, then the scores
+	$(BIN)/ttr play --seed 1 --record records/demo.json \
+		sample_bots/planner sample_bots/greedy sample_bots/random sample_bots/random
 
 test: $(STAMP)  ## the whole test suite
 	$(BIN)/python -m pytest -q
