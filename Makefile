@@ -40,3 +40,7 @@ clean:  ## remove the venv and caches
 .PHONY: proto
 proto: $(STAMP)  ## regenerate gen/python (Python code + type stubs) from proto/; commit the result
 	$(BIN)/python -m tools.gen_proto
+
+.PHONY: node-bots
+node-bots:  ## install the npm dependencies of the Node.js sample bot (needs node + npm)
+	@test -d sample_bots/node_random/node_modules || (cd sample_bots/node_random && npm ci --silent --no-audit --no-fund)
