@@ -1,0 +1,21 @@
+"""Test options. ``--regen-golden`` rewrites the golden files under tests/data/ from the
+current engine instead of comparing against them; review the diff before committing it."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--regen-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the golden files in tests/data/ instead of comparing against them",
+    )
+
+
+@pytest.fixture
+def regen_golden(request: pytest.FixtureRequest) -> bool:
+    """True when the run was asked to rewrite golden files."""
+    return bool(request.config.getoption("--regen-golden"))
