@@ -13,8 +13,12 @@
    to its seat's server, with requests of the recorded sizes, opening one channel per server
    per game as the referee does.
 
-Prints the best of R runs of each and the referee's overhead over the bare exchange,
-``referee time / bare time - 1``, next to the target (at most 30%).
+The referee's runs and the bare runs alternate (R of each), so that a machine that gets
+busier or quieter during the benchmark affects both alike. Prints the best of R runs of each
+and the referee's overhead over the bare exchange, ``referee time / bare time - 1``, next to
+the target (at most 30%). On Linux it also prints the CPU time per call of the client side
+(the referee, or the bare client) and of the four servers together (the bots, or the bare
+servers), read from /proc: where the overhead is spent.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import platform
+import resource
 import signal
 import statistics
 import struct
@@ -117,15 +123,47 @@ def _match(ruleset: Ruleset, bots: list[SeatBot], seed: int) -> Match:
     return Match(ruleset, bots, seed, game_id=f"bench-wire-{seed}")
 
 
-def _play(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> tuple[float, int, int]:
-    """Seconds for the games, their decisions and faults."""
+@dataclass(frozen=True, slots=True)
+class Run:
+    seconds: float
+    client_cpu_s: float  #: CPU time of this process (the referee or the bare client)
+    servers_cpu_s: float  #: CPU time of the four server processes together (nan off Linux)
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes (Linux /proc; nan elsewhere)."""
+    total = 0.0
+    try:
+        for pid in pids:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _self_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextlib.contextmanager
+def _measured(pids: list[int], into: list[Run]) -> Iterator[None]:
+    servers, client, start = _cpu_of(pids), _self_cpu(), time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    into.append(Run(seconds, _self_cpu() - client, _cpu_of(pids) - servers))
+
+
+def _play(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> tuple[int, int]:
+    """The games' decisions and faults."""
     decisions = faults = 0
-    start = time.perf_counter()
     for seed in seeds:
         result = _match(ruleset, bots, seed).run()
         decisions += result.decisions
         faults += len(result.faults)
-    return time.perf_counter() - start, decisions, faults
+    return decisions, faults
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +195,8 @@ def serve_bare(address: str) -> None:
 
 
 @contextlib.contextmanager
-def _bare_servers(count: int) -> Iterator[list[str]]:
+def _bare_servers(count: int) -> Iterator[list[tuple[str, int]]]:
+    """``count`` bare servers, each its own process: (address, pid) of each."""
     procs: list[subprocess.Popen[bytes]] = []
     addresses: list[str] = []
     try:
@@ -175,7 +214,7 @@ def _bare_servers(count: int) -> Iterator[list[str]]:
         for address in addresses:
             with grpc.insecure_channel(address) as channel:
                 grpc.channel_ready_future(channel).result(timeout=10.0)
-        yield addresses
+        yield [(address, proc.pid) for address, proc in zip(addresses, procs, strict=True)]
     finally:
         for proc in procs:
             proc.terminate()
@@ -233,24 +272,33 @@ def main() -> None:
 
     ruleset = load_ruleset(args.variant)
     seeds = range(1, args.games + 1)
+    referee_runs: list[Run] = []
+    bare_runs: list[Run] = []
     with contextlib.ExitStack() as stack:
         launched = [stack.enter_context(launch(RANDOM_BOT)) for _ in range(PLAYERS)]
         bots = [SeatBot(b.name, b.version, b.address) for b in launched]
+        bot_pids = [b.process.pid for b in launched if b.process is not None]
         recorded, decisions_per_game = _record_sizes(ruleset, bots, seeds)  # also a warm-up
-        runs = [_play(ruleset, bots, seeds) for _ in range(args.repeat)]
-    referee_s, decisions, faults = min(runs)
-    if decisions != sum(decisions_per_game):
-        print("warning: the timed games differ from the recorded ones", file=sys.stderr)
-
-    calls = [c for game in recorded for c in game]
-    acts = [c for c in calls if c.method == "Act"]
-    replay: list[list[bytes | int]] = [
-        [x for c in game for x in (c.seat, _payload(c))] for game in recorded
-    ]
-    with _bare_servers(PLAYERS) as addresses:
+        calls = [c for game in recorded for c in game]
+        replay: list[list[bytes | int]] = [
+            [x for c in game for x in (c.seat, _payload(c))] for game in recorded
+        ]
+        servers = stack.enter_context(_bare_servers(PLAYERS))
+        addresses = [address for address, _ in servers]
+        server_pids = [pid for _, pid in servers]
         _exchange(addresses, replay[:1])  # warm-up
-        bare_s = min(_exchange(addresses, replay) for _ in range(args.repeat))
+        for _ in range(args.repeat):
+            with _measured(bot_pids, referee_runs):
+                decisions, faults = _play(ruleset, bots, seeds)
+            if decisions != sum(decisions_per_game):
+                print("warning: the timed games differ from the recorded ones", file=sys.stderr)
+            with _measured(server_pids, bare_runs):
+                _exchange(addresses, replay)
+    referee = min(referee_runs, key=lambda r: r.seconds)
+    bare = min(bare_runs, key=lambda r: r.seconds)
+    referee_s, bare_s = referee.seconds, bare.seconds
 
+    acts = [c for c in calls if c.method == "Act"]
     games = args.games
     overhead = referee_s / bare_s - 1.0
     figures: dict[str, Any] = {
@@ -269,12 +317,16 @@ def main() -> None:
             "act_response_bytes": _mean([c.response_bytes for c in acts]),
             "calls_per_game": len(calls) / games,
             "faults": faults,
+            "referee_cpu_us_per_call": referee.client_cpu_s / len(calls) * 1e6,
+            "bots_cpu_us_per_call": referee.servers_cpu_s / len(calls) * 1e6,
         },
         "bare": {
             "messages_per_s": len(calls) / bare_s,
             "game_ms": bare_s / games * 1000.0,
             "request_bytes": _mean([c.request_bytes for c in calls]),
             "response_bytes": _mean([c.response_bytes for c in calls]),
+            "client_cpu_us_per_call": bare.client_cpu_s / len(calls) * 1e6,
+            "servers_cpu_us_per_call": bare.servers_cpu_s / len(calls) * 1e6,
         },
         "overhead": overhead,
         "target_overhead": TARGET_OVERHEAD,
@@ -298,6 +350,11 @@ def main() -> None:
     print(
         f"bare:    {b['messages_per_s']:7.0f} messages/s, {b['game_ms']:7.1f} ms for one game's "
         f"{r['calls_per_game']:.1f} calls (StartGame + Act + EndGame)"
+    )
+    print(
+        f"CPU per call: referee {r['referee_cpu_us_per_call']:.0f} us vs bare client "
+        f"{b['client_cpu_us_per_call']:.0f} us; bots {r['bots_cpu_us_per_call']:.0f} us vs bare "
+        f"servers {b['servers_cpu_us_per_call']:.0f} us (the four together)"
     )
     verdict = "met" if overhead <= TARGET_OVERHEAD else "NOT met"
     print(

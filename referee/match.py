@@ -162,11 +162,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
 def to_json(value: Action | Event) -> dict[str, Any]:
     """An action or event as a JSON object: ``{"type": ClassName, field: value, ...}``."""
-    out: dict[str, Any] = {"type": type(value).__name__}
-    for f in dataclasses.fields(value):
-        out[f.name] = _plain(getattr(value, f.name))
+    cls = type(value)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # once per class: dataclasses.fields is slow, and this runs per decision
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
+    out: dict[str, Any] = {"type": cls.__name__}
+    for name in names:
+        v = getattr(value, name)
+        out[name] = list(v) if isinstance(v, tuple) else v
     return out
 
 
@@ -295,8 +303,7 @@ class Match:
     # StartGame / EndGame ----------------------------------------------------------------------
 
     def _start_games(self, seats: list[_Seat]) -> None:
-        game_map = wire.map_to_pb(self.ruleset)
-        rules = wire.rules_to_pb(self.ruleset)
+        game_map, rules = wire.static_bytes(self.ruleset)
         settings = bot_service_pb2.ClockSettings(
             move_limit_ms=self.clock.move_ms, bank_ms=self.clock.bank_ms
         )
@@ -306,10 +313,10 @@ class Match:
                 variant=self.ruleset.ident,
                 seat=i,
                 num_seats=len(seats),
-                game_map=game_map,
-                rules=rules,
                 clock=settings,
             )
+            request.game_map.MergeFromString(game_map)
+            request.rules.MergeFromString(rules)
             try:
                 s.stub.StartGame(request, timeout=self.call_s)
             except grpc.RpcError as e:
@@ -377,7 +384,6 @@ class Match:
         turn = state.turn
         move_ms = float(self.clock.move_ms)
         budget_ms = move_ms + seat.bank_ms
-        legal_set = set(legal)
         rejection: bot_service_pb2.Rejection | None = None
         faults = 0
         start = time.monotonic()
@@ -437,7 +443,7 @@ class Match:
                 name = code.name if code else ""
                 self._fault(seat_no, decision, turn, "crash", name, details)
                 return None, "crash", spent
-            rule, message, action = self._check(reply, request_id, legal, legal_set, state)
+            rule, message, action = self._check(reply, request_id, legal, state)
             if action is not None:
                 return action, None, settle()
             faults += 1
@@ -451,7 +457,6 @@ class Match:
         reply: bot_service_pb2.ActResponse,
         request_id: str,
         legal: tuple[Action, ...],
-        legal_set: set[Action],
         state: GameState,
     ) -> tuple[str, str, Action | None]:
         """``("", "", action)`` for an accepted answer, else ``(rule, message, None)``."""
@@ -477,7 +482,7 @@ class Match:
             action = wire.action_from_pb(reply.action)
         except MalformedActionError as e:
             return e.rule, e.message, None
-        if action in legal_set:
+        if action in legal:
             return "", "", action
         try:
             apply(state, action)
@@ -498,14 +503,8 @@ def act_request(
     """The request for the acting seat's decision: its view, ``events`` (already projected for
     it), the legal actions, the clock and the previous answer's rejection. Built only from what
     that seat may know."""
-    return bot_service_pb2.ActRequest(
-        game_id=game_id,
-        request_id=request_id,
-        view=wire.view_to_pb(view(state, state.seat)),
-        events=wire.events_to_pb(events),
-        legal_actions=wire.legal_actions_to_pb(legal),
-        clock=clock,
-        rejection=rejection,
+    return wire.act_request_pb(
+        view(state, state.seat), events, legal, game_id, request_id, clock, rejection
     )
 
 

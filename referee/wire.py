@@ -17,8 +17,10 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeAlias, TypeVar, assert_never
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeAlias, TypeVar, assert_never, overload
+
+from google.protobuf.message import Message
 
 from referee.rules.actions import (
     DRAW_BLIND,
@@ -52,16 +54,27 @@ from referee.rules.ruleset import Ruleset
 from referee.rules.scoring import Outcome, SeatScore
 from referee.rules.state import EMPTY, Phase
 from referee.rules.view import PlayerPublic, SeatView
-from ttr.v1 import actions_pb2, cards_pb2, events_pb2, game_map_pb2, scoring_pb2, view_pb2
+from ttr.v1 import (
+    actions_pb2,
+    bot_service_pb2,
+    cards_pb2,
+    events_pb2,
+    game_map_pb2,
+    scoring_pb2,
+    view_pb2,
+)
 
 __all__ = [
+    "LegalActions",
     "WireError",
+    "act_request_pb",
     "action_from_pb",
     "action_to_pb",
     "card_from_pb",
     "card_to_pb",
     "event_from_pb",
     "event_to_pb",
+    "events_from_pb",
     "events_to_pb",
     "legal_actions_from_pb",
     "legal_actions_to_pb",
@@ -69,6 +82,7 @@ __all__ = [
     "outcome_from_pb",
     "outcome_to_pb",
     "rules_to_pb",
+    "static_bytes",
     "view_from_pb",
     "view_to_pb",
 ]
@@ -96,6 +110,50 @@ def _invert(table: Mapping[K, V]) -> dict[V, K]:
     inverse = {v: k for k, v in table.items()}
     assert len(inverse) == len(table), "translation table is not one-to-one"
     return inverse
+
+
+H = TypeVar("H", bound=Hashable)
+M = TypeVar("M", bound=Message)
+
+#: Entries a memo holds before it starts afresh (a bound on memory, far above what a game uses).
+MEMO_LIMIT = 1 << 16
+
+
+def _memoized(build: Callable[[H], V], limit: int = MEMO_LIMIT) -> Callable[[H], V]:
+    """``build`` with its results kept, keyed by its argument.
+
+    Speed: every decision sends a view, the new events and the legal actions, and building
+    protobuf messages field by field from Python costs more than the gRPC call they ride on
+    (bench/wire.py). Yet the values repeat: rule values are immutable and hashable, and a game
+    sends the same actions, events, players' public parts and card counts over and over. So
+    the encoders keep each value's wire bytes (see :func:`_entry_bytes`), and the decoders
+    the value read from each message's bytes. When full, a memo is cleared: simpler than LRU
+    and as good for a working set that changes slowly.
+    """
+    cache: dict[H, V] = {}
+
+    def memo(key: H) -> V:
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= limit:
+                cache.clear()
+            found = cache[key] = build(key)
+        return found
+
+    return memo
+
+
+def _entry_bytes(parent: type[M], field: str, entry: object) -> bytes:
+    """The wire bytes of ``entry`` as one element of the repeated field ``field`` of
+    ``parent`` (its tag, length and body).
+
+    Protobuf parses a message written as concatenated fields, and a repeated field's elements
+    may arrive one by one, so a message's repeated parts can be assembled from kept bytes and
+    read in with one ``MergeFromString``: much cheaper than building and copying a Python
+    message for each element. The bytes come from the generated code itself, so no field
+    number or wire type is written down here.
+    """
+    return parent(**{field: entry if isinstance(entry, list) else [entry]}).SerializeToString()
 
 
 #: card kind (index into CARD_NAMES) -> CardColour
@@ -172,12 +230,16 @@ def _counts_to_pb(counts: Sequence[int]) -> list[cards_pb2.CardCount]:
 
 def _counts_from_pb(entries: Iterable[cards_pb2.CardCount], what: str) -> tuple[int, ...]:
     counts = [0] * NUM_CARD_KINDS
-    seen: set[int] = set()
+    seen = 0  # bitmask of the card kinds listed so far
+    to_card = _PB_TO_CARD
     for entry in entries:
-        card = card_from_pb(entry.colour)
-        if card in seen:
-            raise WireError(f"{what}: card kind {entry.colour} listed twice")
-        seen.add(card)
+        colour = entry.colour
+        card = to_card.get(colour)
+        if card is None:
+            card = card_from_pb(colour)  # not a card: raises the WireError naming the value
+        if seen >> card & 1:
+            raise WireError(f"{what}: card kind {colour} listed twice")
+        seen |= 1 << card
         counts[card] = entry.count
     return tuple(counts)
 
@@ -263,17 +325,141 @@ def legal_actions_to_pb(actions: Iterable[Action]) -> list[actions_pb2.Action]:
     return [action_to_pb(a) for a in actions]
 
 
+_legal_action_bytes: Callable[[Action], bytes] = _memoized(
+    lambda a: _entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
+)
+
+
+def _action_from_bytes(data: bytes) -> Action:
+    return action_from_pb(actions_pb2.Action.FromString(data))
+
+
+#: serialized Action -> the rule action; a malformed one raises each time (nothing is kept)
+_action_of_bytes: Callable[[bytes], Action] = _memoized(_action_from_bytes)
+
+
+class LegalActions(Sequence[Action]):
+    """The legal actions of a request, each read from its message when first used.
+
+    What the SDK hands to ``Bot.choose``: many bots look at a few of the legal actions (a
+    random bot at one), and reading all of them on every decision was most of the SDK's time
+    per request (bench/wire.py). Reads go through the same memo as
+    :func:`legal_actions_from_pb`; an action this version cannot read raises
+    ``MalformedActionError`` when it is used, not before.
+    """
+
+    __slots__ = ("_actions", "_msgs")
+
+    def __init__(self, msgs: Sequence[actions_pb2.Action]) -> None:
+        self._msgs = msgs
+        self._actions: list[Action | None] = [None] * len(msgs)
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    @overload
+    def __getitem__(self, index: int) -> Action: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Action, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Action | tuple[Action, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        action = self._actions[index]
+        if action is None:
+            action = self._actions[index] = _action_of_bytes(self._msgs[index].SerializeToString())
+        return action
+
+    def __iter__(self) -> Iterator[Action]:
+        for i in range(len(self._actions)):
+            yield self[i]
+
+    def position(self, action: Action) -> int:
+        """Where ``action`` is in the list, or -1. Looks among the actions already read for
+        this very object first: a bot usually answers with one of them."""
+        for i, seen in enumerate(self._actions):
+            if seen is action:
+                return i
+        for i in range(len(self._actions)):
+            if self[i] == action:
+                return i
+        return -1
+
+    def __repr__(self) -> str:
+        return f"LegalActions({list(self)!r})"
+
+
 def legal_actions_from_pb(msgs: Iterable[actions_pb2.Action]) -> tuple[Action, ...]:
-    """The legal actions of a request, in order."""
-    return tuple(action_from_pb(m) for m in msgs)
+    """The legal actions of a request, in order. Read through a memo keyed by each message's
+    bytes: the SDK reads the legal actions of every decision, and they repeat."""
+    return tuple(_action_of_bytes(m.SerializeToString()) for m in msgs)
 
 
 # ---------------------------------------------------------------------------------------------
 # views
 
 
+def _player_to_pb(p: PlayerPublic) -> view_pb2.PlayerPublic:
+    return view_pb2.PlayerPublic(
+        seat=p.seat,
+        hand_size=p.hand_size,
+        ticket_count=p.tickets,
+        pending_ticket_count=p.tickets_pending,
+        trains=p.trains,
+        route_points=p.route_points,
+        routes=p.routes,
+    )
+
+
+_player_bytes: Callable[[PlayerPublic], bytes] = _memoized(
+    lambda p: _entry_bytes(view_pb2.SeatView, "players", _player_to_pb(p))
+)
+_hand_bytes: Callable[[tuple[int, ...]], bytes] = _memoized(
+    lambda counts: _entry_bytes(view_pb2.SeatView, "hand", _counts_to_pb(counts))
+)
+_discards_bytes: Callable[[tuple[int, ...]], bytes] = _memoized(
+    lambda counts: _entry_bytes(view_pb2.SeatView, "discards", _counts_to_pb(counts))
+)
+
+
+def _player_from_bytes(data: bytes) -> PlayerPublic:
+    p = view_pb2.PlayerPublic.FromString(data)
+    return PlayerPublic(
+        seat=p.seat,
+        hand_size=p.hand_size,
+        tickets=p.ticket_count,
+        tickets_pending=p.pending_ticket_count,
+        trains=p.trains,
+        route_points=p.route_points,
+        routes=tuple(p.routes),
+    )
+
+
+#: serialized PlayerPublic -> PlayerPublic: a seat's public part changes only when it acts
+_player_of_bytes: Callable[[bytes], PlayerPublic] = _memoized(_player_from_bytes)
+
+
 def view_to_pb(view: SeatView) -> view_pb2.SeatView:
     """A seat's view as a ``SeatView`` message (every field; -1 sentinels become absent)."""
+    msg = _view_scalars_pb(view)
+    msg.MergeFromString(_view_parts_bytes(view))
+    return msg
+
+
+def _view_parts_bytes(view: SeatView) -> bytes:
+    """The view's repeated message fields (discards, players, hand) as wire bytes."""
+    return b"".join(
+        (
+            _discards_bytes(view.discards),
+            *[_player_bytes(p) for p in view.players],
+            _hand_bytes(view.hand),
+        )
+    )
+
+
+def _view_scalars_pb(view: SeatView) -> view_pb2.SeatView:
+    """Every field of the view but its repeated messages."""
     msg = view_pb2.SeatView(
         variant=view.variant,
         num_seats=view.num_seats,
@@ -282,22 +468,8 @@ def view_to_pb(view: SeatView) -> view_pb2.SeatView:
         turn=view.turn,
         face_up=[_slot_to_pb(c) for c in view.face_up],
         deck_size=view.deck_size,
-        discards=_counts_to_pb(view.discards),
         ticket_deck_size=view.ticket_deck_size,
         end_reason=_end_reason_to_pb(view.end_reason),
-        players=[
-            view_pb2.PlayerPublic(
-                seat=p.seat,
-                hand_size=p.hand_size,
-                ticket_count=p.tickets,
-                pending_ticket_count=p.tickets_pending,
-                trains=p.trains,
-                route_points=p.route_points,
-                routes=p.routes,
-            )
-            for p in view.players
-        ],
-        hand=_counts_to_pb(view.hand),
         tickets=view.tickets,
         offered=view.offered,
     )
@@ -306,6 +478,11 @@ def view_to_pb(view: SeatView) -> view_pb2.SeatView:
     if view.last_round >= 0:
         msg.last_round_turns_left = view.last_round
     return msg
+
+
+_face_up_of: Callable[[tuple[int, ...]], tuple[int, ...]] = _memoized(
+    lambda slots: tuple(_slot_from_pb(c) for c in slots)
+)
 
 
 def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
@@ -321,24 +498,13 @@ def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
         to_act=msg.to_act if msg.HasField("to_act") else -1,
         phase=phase,
         turn=msg.turn,
-        face_up=tuple(_slot_from_pb(c) for c in msg.face_up),
+        face_up=_face_up_of(tuple(msg.face_up)),
         deck_size=msg.deck_size,
         discards=_counts_from_pb(msg.discards, "SeatView.discards"),
         ticket_deck_size=msg.ticket_deck_size,
         last_round=msg.last_round_turns_left if msg.HasField("last_round_turns_left") else -1,
         end_reason=_end_reason_from_pb(msg.end_reason),
-        players=tuple(
-            PlayerPublic(
-                seat=p.seat,
-                hand_size=p.hand_size,
-                tickets=p.ticket_count,
-                tickets_pending=p.pending_ticket_count,
-                trains=p.trains,
-                route_points=p.route_points,
-                routes=tuple(p.routes),
-            )
-            for p in msg.players
-        ),
+        players=tuple(_player_of_bytes(p.SerializeToString()) for p in msg.players),
         hand=_counts_from_pb(msg.hand, "SeatView.hand"),
         tickets=tuple(msg.tickets),
         offered=tuple(msg.offered),
@@ -420,6 +586,11 @@ def events_to_pb(events: Iterable[Event]) -> list[events_pb2.Event]:
     return [event_to_pb(e) for e in events]
 
 
+_event_bytes: Callable[[Event], bytes] = _memoized(
+    lambda e: _entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
+)
+
+
 def event_from_pb(msg: events_pb2.Event) -> Event:
     """An ``Event`` message as a rule event (an absent hidden field comes back as ``None``).
     Raises :class:`WireError` for an event with no member set, which is also what an event
@@ -464,6 +635,53 @@ def event_from_pb(msg: events_pb2.Event) -> Event:
             raise WireError("the Event message has no event set (its `kind` is empty)")
         case _:
             assert_never(kind)
+
+
+def _event_from_bytes(data: bytes) -> Event:
+    return event_from_pb(events_pb2.Event.FromString(data))
+
+
+_event_of_bytes: Callable[[bytes], Event] = _memoized(_event_from_bytes)
+
+
+def events_from_pb(msgs: Iterable[events_pb2.Event]) -> list[Event]:
+    """The events of a request, in order, skipping any with no member set: an event kind added
+    by a later version of the contract looks like that to this one. Read through a memo, as
+    the legal actions are."""
+    return [
+        _event_of_bytes(m.SerializeToString()) for m in msgs if m.WhichOneof("kind") is not None
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# the act request
+
+
+def act_request_pb(
+    view: SeatView,
+    events: Iterable[Event],
+    legal: Iterable[Action],
+    game_id: str,
+    request_id: str,
+    clock: bot_service_pb2.Clock,
+    rejection: bot_service_pb2.Rejection | None = None,
+) -> bot_service_pb2.ActRequest:
+    """One decision's request: ``view`` and ``events`` as the acting seat may see them (the
+    events already projected for it), the legal actions in order, the clock and the previous
+    answer's rejection. Its repeated parts are merged in from kept bytes (see
+    :func:`_entry_bytes`): this runs on every decision of every game."""
+    request = bot_service_pb2.ActRequest(
+        game_id=game_id,
+        request_id=request_id,
+        view=_view_scalars_pb(view),
+        clock=clock,
+        rejection=rejection,
+    )
+    request.view.MergeFromString(_view_parts_bytes(view))
+    request.MergeFromString(
+        b"".join([*[_event_bytes(e) for e in events], *[_legal_action_bytes(a) for a in legal]])
+    )
+    return request
 
 
 # ---------------------------------------------------------------------------------------------
@@ -582,3 +800,21 @@ def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
         tie_breaks=ruleset.tie_breaks,
         both_tracks_min_seats=ruleset.both_tracks_min_players,
     )
+
+
+_STATIC: dict[int, tuple[Ruleset, bytes, bytes]] = {}
+
+
+def static_bytes(ruleset: Ruleset) -> tuple[bytes, bytes]:
+    """The ruleset's ``GameMap`` and ``RuleParameters`` as serialized messages, made once per
+    ruleset: every game's StartGame sends them to every seat, and the SDK compares what it
+    receives against its packaged copy."""
+    found = _STATIC.get(id(ruleset))
+    if found is None or found[0] is not ruleset:
+        found = (
+            ruleset,
+            map_to_pb(ruleset).SerializeToString(),
+            rules_to_pb(ruleset).SerializeToString(),
+        )
+        _STATIC[id(ruleset)] = found
+    return found[1], found[2]

@@ -110,13 +110,17 @@ def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
         packaged = load_ruleset(name)
     except RulesetError:
         packaged = None
-    if (
-        packaged is not None
-        and packaged.version == version
-        and wire.map_to_pb(packaged) == request.game_map
-        and wire.rules_to_pb(packaged) == request.rules
-    ):
-        return packaged
+    if packaged is not None and packaged.version == version:
+        game_map, rules = wire.static_bytes(packaged)
+        if (
+            request.game_map.SerializeToString() == game_map
+            and request.rules.SerializeToString() == rules
+        ) or (
+            # the same messages, serialized differently (another protobuf implementation)
+            game_map_pb2.GameMap.FromString(game_map) == request.game_map
+            and game_map_pb2.RuleParameters.FromString(rules) == request.rules
+        ):
+            return packaged
     return _ruleset_from_pb(name, version, request.game_map, request.rules)
 
 
@@ -172,11 +176,6 @@ def _ruleset_from_pb(
 # the service
 
 
-def _decode_events(msgs: Sequence[Any]) -> list[Event]:
-    # An event kind from a later version of the contract has no member this one knows: skip it.
-    return [wire.event_from_pb(m) for m in msgs if m.WhichOneof("kind") is not None]
-
-
 class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
     """Serves one :class:`Bot` over ``ttr.v1.BotService``, many games at once."""
 
@@ -229,8 +228,8 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
         game = self._game(request.game_id, context)
         try:
             view = wire.view_from_pb(request.view)
-            legal = wire.legal_actions_from_pb(request.legal_actions)
-            events = _decode_events(request.events)
+            legal = wire.LegalActions(request.legal_actions)
+            events = wire.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the request: {e}")
         with game.lock:
@@ -263,8 +262,8 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
                     f"choose returned index {choice}; there are {len(legal)} legal actions",
                 )
             response.legal_action_index = choice
-        elif choice in legal:
-            response.legal_action_index = legal.index(choice)
+        elif (index := legal.position(choice)) >= 0:
+            response.legal_action_index = index
         else:
             # Not a legal action: send it whole, so that the referee says which rule it breaks.
             response.action.CopyFrom(wire.action_to_pb(choice))
@@ -279,7 +278,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             return bot_service_pb2.EndGameResponse()
         try:
             outcome = wire.outcome_from_pb(request.outcome)
-            events = _decode_events(request.events)
+            events = wire.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the outcome: {e}")
         game.new_events = events

@@ -166,13 +166,13 @@ def play_game(
             decision += 1
             report.decisions += 1
             request_id = f"{game_id}/{decision}"
-            request = bot_service_pb2.ActRequest(
-                game_id=game_id,
-                request_id=request_id,
-                view=wire.view_to_pb(view(state, seat)),
-                events=wire.events_to_pb(pending),
-                legal_actions=wire.legal_actions_to_pb(legal),
-                clock=bot_service_pb2.Clock(move_limit_ms=move_limit_ms, bank_left_ms=0),
+            request = wire.act_request_pb(
+                view(state, seat),
+                pending,
+                legal,
+                game_id,
+                request_id,
+                bot_service_pb2.Clock(move_limit_ms=move_limit_ms, bank_left_ms=0),
             )
             pending = []
             t0 = time.perf_counter()

@@ -107,13 +107,13 @@ def _play(stub: bot_service_pb2_grpc.BotServiceStub, variant: str, seed: int, se
             decisions += 1
             request_id = f"r{decisions}"
             response = stub.Act(
-                bot_service_pb2.ActRequest(
-                    game_id=game_id,
-                    request_id=request_id,
-                    view=wire.view_to_pb(view(state, seat)),
-                    events=wire.events_to_pb(pending),
-                    legal_actions=wire.legal_actions_to_pb(legal),
-                    clock=bot_service_pb2.Clock(move_limit_ms=1000, bank_left_ms=10_000),
+                wire.act_request_pb(
+                    view(state, seat),
+                    pending,
+                    legal,
+                    game_id,
+                    request_id,
+                    bot_service_pb2.Clock(move_limit_ms=1000, bank_left_ms=10_000),
                 ),
                 timeout=5,
             )

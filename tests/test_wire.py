@@ -55,6 +55,7 @@ from referee.rules.events import (
     project,
 )
 from referee.rules.state import EMPTY
+from referee.rules.view import SeatView
 from tests.helpers import USA, after_setup, with_
 from tools import gen_proto
 from ttr.v1 import (
@@ -521,3 +522,130 @@ def test_the_rules_import_no_grpc_or_protobuf_and_the_wire_no_grpc() -> None:
     converter = imported_by("import referee.wire")
     assert "ttr.v1.view_pb2" in converter and "google.protobuf" in converter
     assert not [m for m in converter if m.split(".")[0] == "grpc"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the fast paths (memoized parts merged in as bytes): the same messages as plain construction
+
+
+def _plain_view_pb(v: SeatView) -> view_pb2.SeatView:
+    """A SeatView message built field by field with the generated constructors only, the way
+    a reader of the contract would: the reference the fast encoder must equal."""
+    msg = view_pb2.SeatView(
+        variant=v.variant,
+        num_seats=v.num_seats,
+        seat=v.seat,
+        phase=view_pb2.Phase.Value(f"PHASE_{v.phase.upper()}"),
+        turn=v.turn,
+        face_up=[
+            cards_pb2.CARD_COLOUR_UNSPECIFIED if c == EMPTY else wire.card_to_pb(c)
+            for c in v.face_up
+        ],
+        deck_size=v.deck_size,
+        discards=[
+            cards_pb2.CardCount(colour=wire.card_to_pb(c), count=n)
+            for c, n in enumerate(v.discards)
+        ],
+        ticket_deck_size=v.ticket_deck_size,
+        players=[
+            view_pb2.PlayerPublic(
+                seat=p.seat,
+                hand_size=p.hand_size,
+                ticket_count=p.tickets,
+                pending_ticket_count=p.tickets_pending,
+                trains=p.trains,
+                route_points=p.route_points,
+                routes=p.routes,
+            )
+            for p in v.players
+        ],
+        hand=[
+            cards_pb2.CardCount(colour=wire.card_to_pb(c), count=n) for c, n in enumerate(v.hand)
+        ],
+        tickets=v.tickets,
+        offered=v.offered,
+    )
+    if v.end_reason:
+        msg.end_reason = view_pb2.EndReason.Value(f"END_REASON_{v.end_reason.upper()}")
+    if v.to_act >= 0:
+        msg.to_act = v.to_act
+    if v.last_round >= 0:
+        msg.last_round_turns_left = v.last_round
+    return msg
+
+
+def test_act_requests_equal_plain_construction_byte_for_byte(games: tuple[Trace, ...]) -> None:
+    clock = bot_service_pb2.Clock(move_limit_ms=900, bank_left_ms=12_345)
+    rejection = bot_service_pb2.Rejection(rule="claim.taken", message="already claimed")
+    checked = 0
+    for game in games:
+        pending: list[list[Event]] = [[] for _ in range(game.states[0].num_seats)]
+        for state, legal in zip(game.states, game.offered, strict=False):
+            for seat, queue in enumerate(pending):
+                queue.extend(project(e, seat) for e in state.events)
+            seat = state.seat
+            v = view(state, seat)
+            fast = wire.act_request_pb(
+                v, pending[seat], legal, "g", f"g/{checked}", clock, rejection
+            )
+            plain = bot_service_pb2.ActRequest(
+                game_id="g",
+                request_id=f"g/{checked}",
+                view=_plain_view_pb(v),
+                events=[wire.event_to_pb(e) for e in pending[seat]],
+                legal_actions=[wire.action_to_pb(a) for a in legal],
+                clock=clock,
+                rejection=rejection,
+            )
+            assert fast == plain
+            assert fast.SerializeToString(deterministic=True) == plain.SerializeToString(
+                deterministic=True
+            )
+            assert wire.view_to_pb(v) == plain.view
+            pending[seat] = []
+            checked += 1
+    assert checked > 300
+
+
+def test_a_full_memo_starts_afresh_and_still_answers_right() -> None:
+    built: list[int] = []
+
+    def square(n: int) -> int:
+        built.append(n)
+        return n * n
+
+    memo = wire._memoized(square, limit=3)
+    assert [memo(n) for n in (1, 2, 1, 3, 2)] == [1, 4, 1, 9, 4]
+    assert built == [1, 2, 3]  # 1 and 2 came from the memo the second time
+    assert memo(4) == 16  # the memo was full: it starts afresh
+    assert memo(1) == 1 and built == [1, 2, 3, 4, 1]
+
+
+def test_legal_actions_read_lazily_behave_as_a_sequence(games: tuple[Trace, ...]) -> None:
+    legal = max(games[2].offered, key=len)
+    request = bot_service_pb2.ActRequest(legal_actions=wire.legal_actions_to_pb(legal))
+    lazy = wire.LegalActions(request.legal_actions)
+    assert len(lazy) == len(legal)
+    assert list(lazy) == list(legal) and tuple(lazy[1:3]) == legal[1:3]
+    assert lazy[-1] == legal[-1]
+    assert lazy.position(lazy[2]) == 2  # the very object read
+    assert lazy.position(dataclasses.replace(legal[3])) == legal.index(legal[3])  # an equal one
+    assert lazy.position(ClaimRoute(route=999, colour=0, locomotives=0)) == -1
+    assert legal[0] in lazy and ClaimRoute(route=999, colour=0, locomotives=0) not in lazy
+
+
+def test_an_unreadable_legal_action_fails_only_when_used() -> None:
+    request = bot_service_pb2.ActRequest(
+        legal_actions=[actions_pb2.Action(draw_blind=actions_pb2.DrawBlind()), actions_pb2.Action()]
+    )
+    lazy = wire.LegalActions(request.legal_actions)
+    assert lazy[0] == DRAW_BLIND
+    with pytest.raises(MalformedActionError):
+        lazy[1]
+
+
+def test_static_bytes_are_the_map_and_rules_messages() -> None:
+    game_map, rules = wire.static_bytes(USA)
+    assert game_map_pb2.GameMap.FromString(game_map) == wire.map_to_pb(USA)
+    assert game_map_pb2.RuleParameters.FromString(rules) == wire.rules_to_pb(USA)
+    assert wire.static_bytes(USA)[0] is game_map  # made once per ruleset

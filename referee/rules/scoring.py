@@ -38,14 +38,13 @@ class Outcome:
 
 
 def owned_routes(owned: int) -> list[int]:
-    """Route indices set in an ownership bitmask."""
+    """Route indices set in an ownership bitmask, ascending. Steps once per set bit (lowest
+    first), not once per route: views call it for every seat on every decision."""
     out = []
-    index = 0
     while owned:
-        if owned & 1:
-            out.append(index)
-        owned >>= 1
-        index += 1
+        low = owned & -owned
+        out.append(low.bit_length() - 1)
+        owned ^= low
     return out
 
 

@@ -46,6 +46,20 @@ class SeatView:
     offered: tuple[int, ...]  #: tickets drawn (or dealt) to this seat, not yet decided
 
 
+_ROUTES: dict[int, tuple[int, ...]] = {}
+
+
+def _routes_of(owned: int) -> tuple[int, ...]:
+    """The route indices of an ownership bitmask, kept: a seat's routes change only when it
+    claims, and every view lists every seat's routes."""
+    routes = _ROUTES.get(owned)
+    if routes is None:
+        if len(_ROUTES) >= 1 << 16:
+            _ROUTES.clear()
+        routes = _ROUTES[owned] = tuple(owned_routes(owned))
+    return routes
+
+
 def view(state: GameState, seat: int) -> SeatView:
     """The state as ``seat`` sees it."""
     if not 0 <= seat < state.num_seats:
@@ -58,7 +72,7 @@ def view(state: GameState, seat: int) -> SeatView:
             tickets_pending=len(state.offered[s]),
             trains=state.trains[s],
             route_points=state.route_points[s],
-            routes=tuple(owned_routes(state.owned[s])),
+            routes=_routes_of(state.owned[s]),
         )
         for s in range(state.num_seats)
     )
