@@ -1,0 +1,586 @@
+"""The results store: one SQLite file per league, written by the tournament parent only.
+
+A run may be killed at any moment (SIGKILL, power cut) and resumed with ``--resume``; no game
+may be lost or counted twice. Three choices carry that promise:
+
+* A game is written only once it is finished, together with its seats and faults, in one
+  transaction (:meth:`Store.record_game`). There is never a half-written game to clean up:
+  after a crash a game is either wholly there or wholly absent, and an absent game is replayed.
+* Games are keyed by a deterministic ``game_id`` (the PRIMARY KEY), and a tournament's schedule
+  position is unique too; writing a game that is already stored is a no-op that returns
+  False, so a resumed run that replays a game it had in fact finished cannot count it twice.
+* ``journal_mode=WAL`` with ``synchronous=FULL``. WAL lets ``ttr leaderboard show`` read while
+  a tournament writes, without either blocking the other. NORMAL would survive SIGKILL but
+  could drop the last commits on a power cut (the WAL is not synced at each commit); FULL syncs
+  at each commit, so a committed game is on disk. That costs one fsync per game, and a game
+  lasts seconds, so it is free; a lost game would only be replayed, but "committed means kept"
+  is the simpler thing to reason about.
+
+Ratings are not stored: they are recomputed from the games (``leaderboard.ratings``), so the
+store holds facts only. The file is recognised by ``PRAGMA application_id`` and versioned by
+``PRAGMA user_version``; anything else (another program's database, a newer schema, a file
+that is not SQLite) is refused with :class:`StoreError` before the file is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
+SCHEMA_VERSION = 1  #: PRAGMA user_version; bump with a migration when the schema changes
+
+_SCHEMA = (
+    """
+CREATE TABLE tournaments (
+    tournament_id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    variant TEXT NOT NULL,          -- ruleset ident, e.g. 'usa@1'
+    players INTEGER NOT NULL,       -- seats per game
+    rounds INTEGER NOT NULL,
+    base_seed INTEGER NOT NULL,
+    config TEXT NOT NULL,           -- JSON object: the rest of the runner's settings
+    created_at REAL NOT NULL,       -- Unix time, seconds
+    finished_at REAL                -- NULL while the tournament is running or was killed
+)
+""",
+    """
+CREATE TABLE bots (
+    bot_id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    author TEXT NOT NULL,
+    content_hash TEXT NOT NULL,     -- hash of the bot's files: a changed bot is a new bot
+    UNIQUE (name, version, content_hash)
+)
+""",
+    """
+CREATE TABLE entries (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,
+    bot_id INTEGER NOT NULL REFERENCES bots,
+    path TEXT NOT NULL,
+    accepted INTEGER NOT NULL CHECK (accepted IN (0, 1)),  -- 0: failed its validation game
+    reason TEXT NOT NULL,                                   -- why not accepted ('' if accepted)
+    PRIMARY KEY (tournament_id, bot_id)
+)
+""",
+    """
+CREATE TABLE games (
+    game_id TEXT PRIMARY KEY,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,
+    schedule_index INTEGER NOT NULL,  -- position in the schedule: the order ratings use
+    round INTEGER NOT NULL,
+    variant TEXT NOT NULL,
+    num_seats INTEGER NOT NULL CHECK (num_seats >= 1),
+    seed INTEGER NOT NULL,
+    end_reason TEXT NOT NULL,
+    decisions INTEGER NOT NULL,
+    record_path TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    UNIQUE (tournament_id, schedule_index)  -- one game per slot, whatever its id
+)
+""",
+    """
+CREATE INDEX games_pool ON games (variant, num_seats)
+""",
+    """
+CREATE TABLE seats (
+    game_id TEXT NOT NULL REFERENCES games ON DELETE CASCADE,
+    seat INTEGER NOT NULL,
+    bot_id INTEGER NOT NULL REFERENCES bots,
+    score INTEGER NOT NULL,
+    rank INTEGER NOT NULL CHECK (rank >= 1),  -- 1 = first, equal ranks are ties
+    tickets_completed INTEGER NOT NULL,
+    tickets_failed INTEGER NOT NULL,
+    faults INTEGER NOT NULL,
+    defaults INTEGER NOT NULL,                -- decisions played by the safe default
+    PRIMARY KEY (game_id, seat)
+)
+""",
+    """
+CREATE INDEX seats_bot ON seats (bot_id)
+""",
+    """
+CREATE TABLE faults (
+    game_id TEXT NOT NULL,
+    n INTEGER NOT NULL,             -- position of the fault in the game, to keep their order
+    seat INTEGER NOT NULL,
+    decision INTEGER NOT NULL,      -- -1: StartGame / EndGame
+    turn INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (game_id, n),
+    FOREIGN KEY (game_id, seat) REFERENCES seats (game_id, seat) ON DELETE CASCADE
+)
+""",
+)
+_TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
+
+
+class StoreError(Exception):
+    """The file cannot be used as a results store, or a write contradicts what it holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSpec:
+    name: str
+    variant: str  #: ruleset ident, e.g. "usa@1"
+    players: int  #: seats per game
+    rounds: int
+    base_seed: int
+    config: dict[str, Any]  #: the rest of the runner's settings; must be JSON-serialisable
+
+
+@dataclass(frozen=True, slots=True)
+class Tournament:
+    tournament_id: int
+    spec: TournamentSpec
+    created_at: float  #: Unix time, seconds
+    finished_at: float | None  #: None while running, or if the run was killed
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    seat: int
+    bot_id: int
+    score: int
+    rank: int  #: 1 = first; equal ranks are ties
+    tickets_completed: int
+    tickets_failed: int
+    faults: int
+    defaults: int  #: decisions played by the safe default
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRow:
+    seat: int
+    decision: int  #: -1: StartGame / EndGame
+    turn: int
+    kind: str
+    rule: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    game_id: str
+    tournament_id: int
+    schedule_index: int  #: position in the tournament's schedule
+    round: int
+    variant: str
+    num_seats: int
+    seed: int
+    end_reason: str
+    decisions: int
+    record_path: str | None
+    started_at: float
+    finished_at: float
+    seats: tuple[SeatResult, ...]  #: ordered by seat
+    faults: tuple[FaultRow, ...]  #: in the order they happened
+
+
+@dataclass(frozen=True, slots=True)
+class BotRow:
+    bot_id: int
+    name: str
+    version: str
+    author: str
+    content_hash: str
+
+
+def _check_game(game: GameResult) -> None:
+    """Refuse a game that could not have been played, before any of it reaches the file."""
+    seats = sorted(s.seat for s in game.seats)
+    if len(game.seats) != game.num_seats or seats != list(range(game.num_seats)):
+        raise ValueError(
+            f"game {game.game_id}: seats {seats} do not match num_seats={game.num_seats}"
+        )
+    for fault in game.faults:
+        if not 0 <= fault.seat < game.num_seats:
+            raise ValueError(f"game {game.game_id}: a fault names seat {fault.seat}")
+
+
+class Store:
+    """An open results store. Opening creates the file (and its schema) if it is new, unless
+    ``create`` is False: a command that only reads (``ttr leaderboard show``) should report a
+    mistyped path, not leave an empty store behind."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise StoreError(f"{self.path}: no such results store")
+        try:
+            # isolation_level=None: no implicit transactions; every write opens its own
+            # (BEGIN IMMEDIATE), so what is one transaction is visible in the code.
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot open ({e})") from None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise StoreError(f"{self.path}: not a readable SQLite database ({e})") from None
+        except StoreError:
+            self._db.close()
+            raise
+
+    def _open(self) -> None:
+        """Recognise (or create) the store. Nothing is written until the file is known to be
+        ours or empty: refusing someone else's database must leave it untouched."""
+        app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {
+            row[0]
+            for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if app_id != APPLICATION_ID:
+            if tables or app_id != 0 or version != 0:
+                listed = ", ".join(sorted(tables)) or "none"
+                raise StoreError(
+                    f"{self.path}: not a TTR Arena results store "
+                    f"(application_id {app_id:#x}, tables: {listed})"
+                )
+        elif version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: results store schema version {version} is newer than this "
+                f"program's ({SCHEMA_VERSION}); upgrade ttr-arena"
+            )
+        elif version < SCHEMA_VERSION or _TABLES - tables:
+            missing = ", ".join(sorted(_TABLES - tables)) or "none"
+            raise StoreError(
+                f"{self.path}: damaged results store (schema version {version}, "
+                f"missing tables: {missing})"
+            )
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = FULL")
+        if app_id != APPLICATION_ID:
+            # Statement by statement, not executescript(), which would COMMIT first and
+            # so create the schema outside this transaction.
+            with self._write() as db:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it commits, or (on any exception) none of it.
+        IMMEDIATE takes the write lock at the start, so a transaction never fails half-way
+        because another connection wrote first."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: several SELECTs see the same snapshot even while the
+        tournament parent commits games in between."""
+        self._db.execute("BEGIN")
+        try:
+            yield self._db
+        finally:
+            self._db.execute("COMMIT")
+
+    # tournaments
+
+    def begin_tournament(self, spec: TournamentSpec) -> Tournament:
+        created_at = time.time()
+        config = json.dumps(spec.config, sort_keys=True)
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO tournaments (name, variant, players, rounds, base_seed, config,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    spec.name,
+                    spec.variant,
+                    spec.players,
+                    spec.rounds,
+                    spec.base_seed,
+                    config,
+                    created_at,
+                ),
+            )
+            tournament_id = cursor.lastrowid
+        assert tournament_id is not None
+        return Tournament(tournament_id, spec, created_at, None)
+
+    def unfinished_tournament(self) -> Tournament | None:
+        """The latest tournament not marked finished: the one ``--resume`` goes on with."""
+        row = self._db.execute(
+            f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE finished_at IS NULL"
+            " ORDER BY tournament_id DESC LIMIT 1"
+        ).fetchone()
+        return None if row is None else _tournament(row)
+
+    def finish_tournament(self, tournament_id: int) -> None:
+        """Mark a tournament finished (idempotent: the first finishing time is kept)."""
+        with self._write() as db:
+            if (
+                db.execute(
+                    "SELECT 1 FROM tournaments WHERE tournament_id = ?", (tournament_id,)
+                ).fetchone()
+                is None
+            ):
+                raise StoreError(f"{self.path}: no tournament {tournament_id}")
+            db.execute(
+                "UPDATE tournaments SET finished_at = ?"
+                " WHERE tournament_id = ? AND finished_at IS NULL",
+                (time.time(), tournament_id),
+            )
+
+    def tournaments(self) -> list[Tournament]:
+        rows = self._db.execute(
+            f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY tournament_id"
+        ).fetchall()
+        return [_tournament(row) for row in rows]
+
+    # bots and entries
+
+    def add_bot(self, name: str, version: str, author: str, content_hash: str) -> int:
+        """The bot_id of (name, version, content_hash), creating it if new. The same bot
+        entered in several tournaments keeps one id, so its games pool into one rating; a bot
+        whose files changed under the same version is a different bot. If the bot exists, the
+        stored author is kept."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO bots (name, version, author, content_hash) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (name, version, content_hash) DO NOTHING",
+                (name, version, author, content_hash),
+            )
+            row = db.execute(
+                "SELECT bot_id FROM bots WHERE name = ? AND version = ? AND content_hash = ?",
+                (name, version, content_hash),
+            ).fetchone()
+        return int(row[0])
+
+    def bots(self) -> dict[int, BotRow]:
+        rows = self._db.execute(
+            "SELECT bot_id, name, version, author, content_hash FROM bots ORDER BY bot_id"
+        ).fetchall()
+        return {row[0]: BotRow(*row) for row in rows}
+
+    def enter(
+        self, tournament_id: int, bot_id: int, path: str, accepted: bool, reason: str = ""
+    ) -> None:
+        """Enter a bot in a tournament, or update its entry (a re-validated bot on resume)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO entries (tournament_id, bot_id, path, accepted, reason)"
+                " VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (tournament_id, bot_id) DO UPDATE SET"
+                " path = excluded.path, accepted = excluded.accepted, reason = excluded.reason",
+                (tournament_id, bot_id, path, int(accepted), reason),
+            )
+
+    def entries(self, tournament_id: int) -> list[tuple[BotRow, str, bool, str]]:
+        """(bot, path, accepted, reason) for each entry, ordered by bot name, version, id: a
+        stable order, so a schedule built from it is the same on resume."""
+        rows = self._db.execute(
+            "SELECT b.bot_id, b.name, b.version, b.author, b.content_hash,"
+            " e.path, e.accepted, e.reason"
+            " FROM entries e JOIN bots b USING (bot_id) WHERE e.tournament_id = ?"
+            " ORDER BY b.name, b.version, b.bot_id",
+            (tournament_id,),
+        ).fetchall()
+        return [(BotRow(*row[:5]), row[5], bool(row[6]), row[7]) for row in rows]
+
+    # games
+
+    def finished_game_ids(self, tournament_id: int) -> set[str]:
+        """The games of a tournament already stored: ``--resume`` schedules the others."""
+        rows = self._db.execute(
+            "SELECT game_id FROM games WHERE tournament_id = ?", (tournament_id,)
+        ).fetchall()
+        return {row[0] for row in rows}
+
+    def record_game(self, game: GameResult) -> bool:
+        """Store a finished game with its seats and faults, in one transaction.
+
+        Returns False, writing nothing, if a game with this id is already stored (a resumed
+        run replaying a game it had finished). A different game id at a schedule slot that is
+        already taken raises :class:`StoreError`: that would count one slot twice.
+        """
+        _check_game(game)
+        with self._write() as db:
+            try:
+                cursor = db.execute(
+                    "INSERT INTO games (game_id, tournament_id, schedule_index, round, variant,"
+                    " num_seats, seed, end_reason, decisions, record_path, started_at,"
+                    " finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (game_id) DO NOTHING",
+                    (
+                        game.game_id,
+                        game.tournament_id,
+                        game.schedule_index,
+                        game.round,
+                        game.variant,
+                        game.num_seats,
+                        game.seed,
+                        game.end_reason,
+                        game.decisions,
+                        game.record_path,
+                        game.started_at,
+                        game.finished_at,
+                    ),
+                )
+            except sqlite3.IntegrityError as e:
+                raise StoreError(
+                    f"{self.path}: cannot store game {game.game_id} "
+                    f"(tournament {game.tournament_id}, slot {game.schedule_index}): {e}"
+                ) from None
+            if cursor.rowcount == 0:
+                return False
+            try:
+                db.executemany(
+                    "INSERT INTO seats (game_id, seat, bot_id, score, rank, tickets_completed,"
+                    " tickets_failed, faults, defaults) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            game.game_id,
+                            s.seat,
+                            s.bot_id,
+                            s.score,
+                            s.rank,
+                            s.tickets_completed,
+                            s.tickets_failed,
+                            s.faults,
+                            s.defaults,
+                        )
+                        for s in game.seats
+                    ],
+                )
+                db.executemany(
+                    "INSERT INTO faults (game_id, n, seat, decision, turn, kind, rule, message)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (game.game_id, n, f.seat, f.decision, f.turn, f.kind, f.rule, f.message)
+                        for n, f in enumerate(game.faults)
+                    ],
+                )
+            except sqlite3.IntegrityError as e:
+                raise StoreError(f"{self.path}: cannot store game {game.game_id}: {e}") from None
+        return True
+
+    def games(self, variant: str | None = None, players: int | None = None) -> list[GameResult]:
+        """Stored games, optionally of one variant ident and seat count, in (tournament_id,
+        schedule_index) order: the schedule's order, not the order workers finished in, so
+        ratings computed from them do not depend on scheduling luck."""
+        where, params = _pool_filter(variant, players)
+        with self._read() as db:
+            game_rows = db.execute(
+                f"SELECT {_GAME_COLUMNS} FROM games g{where}"
+                " ORDER BY g.tournament_id, g.schedule_index, g.game_id",
+                params,
+            ).fetchall()
+            seats: dict[str, list[SeatResult]] = {}
+            for row in db.execute(
+                "SELECT s.game_id, s.seat, s.bot_id, s.score, s.rank, s.tickets_completed,"
+                f" s.tickets_failed, s.faults, s.defaults FROM seats s JOIN games g USING"
+                f" (game_id){where} ORDER BY s.game_id, s.seat",
+                params,
+            ):
+                seats.setdefault(row[0], []).append(SeatResult(*row[1:]))
+            faults: dict[str, list[FaultRow]] = {}
+            for row in db.execute(
+                "SELECT f.game_id, f.seat, f.decision, f.turn, f.kind, f.rule, f.message"
+                f" FROM faults f JOIN games g USING (game_id){where} ORDER BY f.game_id, f.n",
+                params,
+            ):
+                faults.setdefault(row[0], []).append(FaultRow(*row[1:]))
+        return [
+            _game(row, tuple(seats.get(row[0], ())), tuple(faults.get(row[0], ())))
+            for row in game_rows
+        ]
+
+    def pools(self) -> list[tuple[str, int]]:
+        """The (variant, seat count) pairs that have games: one rating pool each."""
+        rows = self._db.execute(
+            "SELECT DISTINCT variant, num_seats FROM games ORDER BY variant, num_seats"
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+
+_TOURNAMENT_COLUMNS = (
+    "tournament_id, name, variant, players, rounds, base_seed, config, created_at, finished_at"
+)
+_GAME_COLUMNS = (
+    "g.game_id, g.tournament_id, g.schedule_index, g.round, g.variant, g.num_seats, g.seed,"
+    " g.end_reason, g.decisions, g.record_path, g.started_at, g.finished_at"
+)
+
+
+def _tournament(row: tuple[Any, ...]) -> Tournament:
+    spec = TournamentSpec(
+        name=row[1],
+        variant=row[2],
+        players=row[3],
+        rounds=row[4],
+        base_seed=row[5],
+        config=json.loads(row[6]),
+    )
+    return Tournament(tournament_id=row[0], spec=spec, created_at=row[7], finished_at=row[8])
+
+
+def _game(
+    row: tuple[Any, ...], seats: tuple[SeatResult, ...], faults: tuple[FaultRow, ...]
+) -> GameResult:
+    return GameResult(
+        game_id=row[0],
+        tournament_id=row[1],
+        schedule_index=row[2],
+        round=row[3],
+        variant=row[4],
+        num_seats=row[5],
+        seed=row[6],
+        end_reason=row[7],
+        decisions=row[8],
+        record_path=row[9],
+        started_at=row[10],
+        finished_at=row[11],
+        seats=seats,
+        faults=faults,
+    )
+
+
+def _pool_filter(variant: str | None, players: int | None) -> tuple[str, tuple[Any, ...]]:
+    """A WHERE clause on games ``g`` (with its parameters) for an optional pool filter."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if variant is not None:
+        clauses.append("g.variant = ?")
+        params.append(variant)
+    if players is not None:
+        clauses.append("g.num_seats = ?")
+        params.append(players)
+    where = " WHERE " + " AND ".join(clauses) if clauses else ""
+    return where, tuple(params)
