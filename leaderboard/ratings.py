@@ -15,7 +15,7 @@ trueskill has no type stubs; every use of it stays in the small typed functions 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,18 +93,31 @@ def rate_games(
     """
     if env is None:
         env = environment()
-    fresh = _initial(env)
     current: dict[int, Rating] = {}
     for game in games:
-        seats = sorted(game.seats, key=lambda s: s.seat)
-        if len(seats) < 2:
-            continue
-        bot_ids = [s.bot_id for s in seats]
-        if len(set(bot_ids)) != len(bot_ids):
-            raise ValueError(f"game {game.game_id}: a bot sits in two seats ({bot_ids})")
-        before = [current.get(bot_id, fresh) for bot_id in bot_ids]
-        after = _rate_free_for_all(env, before, [s.rank for s in seats])
-        current.update(zip(bot_ids, after, strict=True))
+        current = rate_game(current, game, env)
+    return current
+
+
+def rate_game(
+    ratings: Mapping[int, Rating], game: GameResult, env: trueskill.TrueSkill | None = None
+) -> dict[int, Rating]:
+    """``ratings`` (by bot_id; a bot not in it starts fresh) after one more game, as a new
+    dict. The step :func:`rate_games` repeats; the tournament's live top 5 uses it to follow
+    games as they finish, while the table itself is always recomputed from the store."""
+    if env is None:
+        env = environment()
+    current = dict(ratings)
+    seats = sorted(game.seats, key=lambda s: s.seat)
+    if len(seats) < 2:
+        return current
+    bot_ids = [s.bot_id for s in seats]
+    if len(set(bot_ids)) != len(bot_ids):
+        raise ValueError(f"game {game.game_id}: a bot sits in two seats ({bot_ids})")
+    fresh = _initial(env)
+    before = [current.get(bot_id, fresh) for bot_id in bot_ids]
+    after = _rate_free_for_all(env, before, [s.rank for s in seats])
+    current.update(zip(bot_ids, after, strict=True))
     return current
 
 

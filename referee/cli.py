@@ -200,6 +200,119 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _records_dir(db: Path) -> Path:
+    """Where a tournament's game records go by default: beside the store, named after it."""
+    return db.with_name(f"{db.stem}-records")
+
+
+def cmd_tournament_run(args: argparse.Namespace) -> int:
+    import os
+
+    from leaderboard.progress import TournamentDisplay
+    from leaderboard.runner import TournamentError, run
+    from leaderboard.store import Store, StoreError
+    from leaderboard.table import leaderboard, render_text, to_json
+
+    if args.resume:
+        fixed = [
+            f"--{name.replace('_', '-')}"
+            for name in ("variant", "players", "rounds", "seed", "records")
+            if getattr(args, name) is not None
+        ]
+        if fixed:
+            raise UserError(
+                f"{', '.join(fixed)}: a resumed tournament keeps the settings it began with; "
+                "leave them out"
+            )
+    elif not args.bots:
+        raise UserError("give the bot folders to enter (or --resume to finish a tournament)")
+    workers = args.workers or os.cpu_count() or 1
+    records = args.records if args.records is not None else _records_dir(args.db)
+    try:
+        with Store(args.db) as store:
+            display = TournamentDisplay()
+            try:
+                with display:
+                    outcome = run(
+                        store,
+                        bot_dirs=args.bots,
+                        variant=args.variant or "usa",
+                        players=args.players or 4,
+                        rounds=args.rounds or 1,
+                        base_seed=args.seed if args.seed is not None else 1,
+                        workers=workers,
+                        resume=args.resume,
+                        move_ms=args.move_ms,
+                        bank_ms=args.bank_ms,
+                        startup_s=args.startup_s,
+                        records=str(records),
+                        name=args.name or "",
+                        events=display.events(),
+                    )
+            except KeyboardInterrupt:
+                print(
+                    f"ttr: interrupted; every finished game is stored in {args.db}: "
+                    f"`ttr tournament run --db {args.db} --resume` finishes the tournament",
+                    file=sys.stderr,
+                )
+                return 130
+            spec = outcome.tournament.spec
+            pools = leaderboard(store, spec.variant, spec.players)
+    except (TournamentError, StoreError) as e:
+        raise UserError(str(e)) from None
+    if args.json:
+        summary = {
+            "tournament": outcome.tournament.tournament_id,
+            "variant": spec.variant,
+            "players": spec.players,
+            "rounds": spec.rounds,
+            "games": outcome.total,
+            "played": outcome.played,
+            "stored_before": outcome.stored_before,
+            "complete": outcome.complete,
+            "left_out": [
+                {"bot": v.entrant.name, "version": v.entrant.version, "reason": v.reason}
+                for v in outcome.rejected
+            ],
+            "failed": [{"game_id": k, "error": e} for k, e in outcome.failed],
+            **to_json(pools),
+        }
+        print(json.dumps(summary, indent=2))
+    else:
+        print(render_text(pools), end="")
+        for v in outcome.rejected:
+            print(f"left out: {v.entrant.label}: {v.reason}")
+        print(
+            f"tournament #{outcome.tournament.tournament_id}: "
+            f"{outcome.stored_before + outcome.played}/{outcome.total} games stored in "
+            f"{args.db}; records in {records}"
+        )
+    if outcome.failed:
+        print(
+            f"ttr: {len(outcome.failed)} game(s) failed and were not stored; "
+            f"`ttr tournament run --db {args.db} --resume` plays them again",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_leaderboard_show(args: argparse.Namespace) -> int:
+    from leaderboard.store import Store, StoreError
+    from leaderboard.table import leaderboard, render_text, to_json
+
+    try:
+        with Store(args.db, create=False) as store:
+            pools = leaderboard(store, args.variant, args.players)
+    except StoreError as e:
+        raise UserError(str(e)) from None
+    if args.json:
+        print(json.dumps(to_json(pools), indent=2))
+    else:
+        print(render_text(pools), end="")
+    return 0
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -299,6 +412,83 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("record", metavar="RECORD", type=Path, help="the game record (JSON)")
     p.set_defaults(func=cmd_replay_verify)
+
+    p = sub.add_parser(
+        "tournament", help="league nights: round-robin tournaments", description="Tournaments."
+    )
+    tournament_sub = p.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+    p = tournament_sub.add_parser(
+        "run",
+        help="run a round-robin tournament of bot folders and print the leaderboard",
+        description=(
+            "Validate each bot (one game against copies of the random sample bot; a bot "
+            "with any fault is left out), then play every combination of PLAYERS bots in "
+            "every seat rotation, all rotations of a combination with the same deal, ROUNDS "
+            "times with fresh deals, on WORKERS processes that keep the bots running. Each "
+            "finished game goes to the SQLite store at once; kill the run at any time and "
+            "finish it with --resume. Prints the leaderboard (TrueSkill) at the end."
+        ),
+    )
+    p.add_argument("bots", nargs="*", metavar="BOT_DIR", help="bot folders (each with bot.toml)")
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    p.add_argument(
+        "--variant",
+        default=None,
+        help=f"ruleset (default usa; available: {', '.join(available_variants())})",
+    )
+    p.add_argument("--players", type=_positive, default=None, help="seats per game (default 4)")
+    p.add_argument(
+        "--rounds", type=_positive, default=None, help="round robins, fresh deals each (default 1)"
+    )
+    p.add_argument(
+        "--workers", type=_positive, default=None, help="parallel games (default: CPU cores)"
+    )
+    p.add_argument("--seed", type=int, default=None, help="base seed of the deals (default 1)")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the store's unfinished tournament with the settings it began with",
+    )
+    p.add_argument(
+        "--records",
+        type=Path,
+        default=None,
+        help="folder for game records (default: DB's name + '-records', beside it)",
+    )
+    p.add_argument("--name", default=None, help="a name for the tournament (default: the date)")
+    p.add_argument(
+        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
+    )
+    p.add_argument(
+        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
+    )
+    p.add_argument(
+        "--startup-s",
+        type=_positive_float,
+        default=10.0,
+        help="how long a bot may take to become healthy (default 10)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.set_defaults(func=cmd_tournament_run)
+
+    p = sub.add_parser(
+        "leaderboard", help="show ratings from a results store", description="Leaderboards."
+    )
+    board_sub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION", required=True)
+    p = board_sub.add_parser(
+        "show",
+        help="print the leaderboard of every pool in a results store",
+        description=(
+            "TrueSkill ratings recomputed from the stored games, one table per variant and "
+            "player count: rank, conservative rating (mu - 3 sigma), mu, sigma, games, wins "
+            "with a 95%% interval for the win rate, average score and faults."
+        ),
+    )
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    p.add_argument("--variant", default=None, help="only this variant (usa, or usa@1)")
+    p.add_argument("--players", type=_positive, default=None, help="only games of this size")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_leaderboard_show)
     return parser
 
 

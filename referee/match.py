@@ -74,11 +74,18 @@ RECORD_FORMAT = "ttr-record/1"
 
 @dataclass(frozen=True, slots=True)
 class SeatBot:
-    """Who plays a seat: the bot's name and version and where it listens."""
+    """Who plays a seat: the bot's name and version and where it listens.
+
+    ``down`` set (why the bot is not running, e.g. it failed to restart) means the seat has
+    no bot: it is never called, plays the safe default throughout, and the reason is
+    recorded as its ``start_game`` fault. A tournament uses it so that a bot that cannot be
+    started costs its own games, never a stalled run.
+    """
 
     name: str
     version: str
     address: str
+    down: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,9 +210,11 @@ def outcome_to_json(result: Outcome) -> dict[str, Any]:
 class _Seat:
     def __init__(self, bot: SeatBot) -> None:
         self.bot = bot
-        self.channel = grpc.insecure_channel(bot.address)
-        self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
-        self.gone = False
+        self.gone = bool(bot.down)  #: never call it again (or at all)
+        self.channel: grpc.Channel | None = None
+        if not self.gone:
+            self.channel = grpc.insecure_channel(bot.address)
+            self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
         self.bank_ms = 0.0
         self.pending: list[Event] = []
         self.defaults = 0
@@ -266,7 +275,8 @@ class Match:
             self._end_games(state, seats, result)
         finally:
             for s in seats:
-                s.channel.close()
+                if s.channel is not None:
+                    s.channel.close()
         record = {
             "format": RECORD_FORMAT,
             "game_id": self.game_id,
@@ -308,6 +318,9 @@ class Match:
             move_limit_ms=self.clock.move_ms, bank_ms=self.clock.bank_ms
         )
         for i, s in enumerate(seats):
+            if s.bot.down:
+                self._fault(i, -1, 0, "start_game", "", f"no bot: {s.bot.down}")
+                continue
             request = bot_service_pb2.StartGameRequest(
                 game_id=self.game_id,
                 variant=self.ruleset.ident,

@@ -1,0 +1,701 @@
+"""Running a tournament: validation games, the schedule over worker processes, the store.
+
+Processes. The parent (``ttr tournament run``) owns the results store and is the only writer;
+it sends tasks to ``workers`` worker processes and writes each finished game in its own
+transaction as it arrives. Each worker keeps one process per bot alive across its games
+(ARCHITECTURE.md: bots are started once per worker, not once per game) and restarts a bot that
+died; a bot that cannot be restarted plays its seats by the safe default (``SeatBot.down``),
+so a broken bot costs its own games and never stalls the run.
+
+Kill safety. A game reaches the store only once finished, in one transaction, keyed by its
+schedule slot (leaderboard/store.py). Killed at any moment, the run leaves every game either
+stored or absent; ``--resume`` rebuilds the same schedule and plays the absent ones. Workers
+watch their parent: if it dies (SIGKILL), they stop their bots and exit instead of
+lingering. A worker that dies mid-game has its game handed to a fresh worker (once; a game
+that kills two workers is reported as failed and left for ``--resume``).
+
+Validation. Before a bot is entered it plays one game against copies of a sample bot; any
+fault (it would not start, a timeout, a crash, a rejected answer) leaves it out, with the
+reason reported and stored, and the tournament goes on with the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import os
+import queue
+import signal
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.context import SpawnProcess
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from leaderboard import schedule as schedule_mod
+from leaderboard.ratings import Rating, rate_game
+from leaderboard.store import (
+    BotRow,
+    FaultRow,
+    GameResult,
+    SeatResult,
+    Store,
+    Tournament,
+    TournamentSpec,
+)
+from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
+from referee.match import Clock, Match, MatchResult, SeatBot
+from referee.rules import Ruleset, load_ruleset
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
+VALIDATION_BOT = ROOT / "sample_bots" / "random"
+#: folders and files that are not part of a bot's identity (caches, installed dependencies)
+_HASH_SKIP_DIRS = frozenset(
+    {"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+_POLL_S = 0.5  #: how often a waiting worker checks that its parent is alive
+_MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of respawning
+
+
+class TournamentError(Exception):
+    """Something the organiser can fix (bad bot list, nothing to resume, ...); one line."""
+
+
+def bot_content_hash(folder: str | Path) -> str:
+    """SHA-256 over the bot folder's files (relative paths and bytes, in sorted order),
+    skipping caches and installed dependencies. A bot whose files change is a new bot: its
+    games and rating are kept apart from the old one's, and a resumed tournament refuses it."""
+    root = Path(folder)
+    digest = hashlib.sha256()
+    files: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _HASH_SKIP_DIRS)
+        for name in filenames:
+            if name.endswith(".pyc"):
+                continue
+            path = Path(dirpath) / name
+            files.append((path.relative_to(root).as_posix(), path))
+    for rel, path in sorted(files):
+        digest.update(rel.encode() + b"\0")
+        with contextlib.suppress(OSError):  # a file vanishing mid-walk: hash what is there
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot entered in a tournament."""
+
+    bot_id: int
+    path: str  #: its folder, absolute
+    name: str
+    version: str
+    content_hash: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a worker needs; picklable (workers are spawned, not forked)."""
+
+    variant: str  #: a ruleset name for load_ruleset
+    players: int
+    move_ms: int
+    bank_ms: int
+    startup_s: float
+    records: str | None  #: folder for game records, None for none
+    validation_bot: str = str(VALIDATION_BOT)
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks and answers between the parent and the workers
+
+
+@dataclass(frozen=True, slots=True)
+class _Validate:
+    key: str  #: the entrant's path
+    entrant: Entrant
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Play:
+    key: str  #: the game id
+    tournament_id: int
+    game: schedule_mod.ScheduledGame
+    seats: tuple[Entrant, ...]
+
+
+_Task = _Validate | _Play
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    entrant: Entrant
+    ok: bool
+    reason: str  #: why it was left out ('' when ok)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A task that raised in the worker: an internal error, reported with its traceback."""
+
+    key: str
+    error: str
+
+
+_Answer = Validation | GameResult | _Failed
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker
+
+
+class _BotPool:
+    """The bot processes of one worker, kept alive across games, restarted when found dead."""
+
+    def __init__(self, startup_s: float) -> None:
+        self.startup_s = startup_s
+        self.bots: dict[tuple[str, int], LaunchedBot] = {}
+
+    def seat(self, path: str, name: str, version: str, copy: int = 0) -> SeatBot:
+        """A running bot for ``path`` (``copy`` tells copies of one bot apart), or a
+        ``down`` seat naming why it could not be started."""
+        key = (path, copy)
+        bot = self.bots.get(key)
+        if bot is not None and bot.process is not None and bot.process.poll() is None:
+            return SeatBot(name, version, bot.address)
+        if bot is not None:
+            bot.stop()  # it died (crashed in its last game, or was killed): start it afresh
+        bot = LaunchedBot(path, startup_s=self.startup_s)
+        self.bots[key] = bot
+        try:
+            bot.start()
+        except LaunchError as e:
+            return SeatBot(name, version, "", down=str(e).splitlines()[0])
+        return SeatBot(name, version, bot.address)
+
+    def close(self) -> None:
+        for bot in self.bots.values():
+            bot.stop()
+        self.bots.clear()
+
+
+def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResult, ...]:
+    faults = result.fault_counts()
+    return tuple(
+        SeatResult(
+            seat=s.seat,
+            bot_id=bot_ids[s.seat],
+            score=s.total,
+            rank=s.rank,
+            tickets_completed=len(s.tickets_completed),
+            tickets_failed=len(s.tickets_failed),
+            faults=faults[s.seat],
+            defaults=result.defaults[s.seat],
+        )
+        for s in sorted(result.outcome.seats, key=lambda s: s.seat)
+    )
+
+
+def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> GameResult:
+    seats = [pool.seat(e.path, e.name, e.version) for e in task.seats]
+    record = (
+        None if settings.records is None else Path(settings.records) / f"{task.game.game_id}.json"
+    )
+    started = time.time()
+    result = Match(
+        ruleset,
+        seats,
+        task.game.seed,
+        Clock(settings.move_ms, settings.bank_ms),
+        record_path=record,
+        game_id=task.game.game_id,
+    ).run()
+    return GameResult(
+        game_id=task.game.game_id,
+        tournament_id=task.tournament_id,
+        schedule_index=task.game.index,
+        round=task.game.round,
+        variant=ruleset.ident,
+        num_seats=len(seats),
+        seed=task.game.seed,
+        end_reason=result.outcome.end_reason,
+        decisions=result.decisions,
+        record_path=None if record is None else str(record),
+        started_at=started,
+        finished_at=time.time(),
+        seats=_seat_results(result, [e.bot_id for e in task.seats]),
+        faults=tuple(
+            FaultRow(f.seat, f.decision, f.turn, f.kind, f.rule, f.message) for f in result.faults
+        ),
+    )
+
+
+def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> Validation:
+    """One game: the entrant in seat 0, copies of the validation bot in the others. Passing
+    means no fault of any kind in seat 0."""
+    entrant = task.entrant
+    hero = pool.seat(entrant.path, entrant.name, entrant.version)
+    if hero.down:
+        return Validation(entrant, False, f"would not start: {hero.down}")
+    others = [
+        pool.seat(settings.validation_bot, "validation", "", copy=i)
+        for i in range(1, settings.players)
+    ]
+    if any(o.down for o in others):
+        down = next(o.down for o in others if o.down)
+        raise RuntimeError(f"the validation opponents would not start: {down}")
+    result = Match(
+        ruleset,
+        [hero, *others],
+        task.seed,
+        Clock(settings.move_ms, settings.bank_ms),
+        game_id=f"validation-{entrant.bot_id}-{task.seed}",
+    ).run()
+    faults = [f for f in result.faults if f.seat == 0]
+    if not faults and result.defaults[0] == 0:
+        return Validation(entrant, True, "")
+    kinds: dict[str, int] = {}
+    for f in faults:
+        label = f"{f.kind} {f.rule}".strip()
+        kinds[label] = kinds.get(label, 0) + 1
+    summary = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
+    first = f"; first: {faults[0].message}" if faults else ""
+    return Validation(
+        entrant,
+        False,
+        f"{len(faults)} fault(s) in its validation game ({summary}){first}",
+    )
+
+
+def _worker_main(
+    number: int, settings: Settings, tasks: Any, answers: Any, parent_pid: int
+) -> None:
+    """A worker's life: take tasks until told to stop or orphaned, keeping bots alive."""
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)  # unwinds to the ``finally`` that stops the bots
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    ruleset = load_ruleset(settings.variant)
+    pool = _BotPool(settings.startup_s)
+    answers.put(("ready", number, None))
+    try:
+        while True:
+            try:
+                task: _Task | None = tasks.get(timeout=_POLL_S)
+            except queue.Empty:
+                if os.getppid() != parent_pid:
+                    return  # the parent was killed: nobody will read our answers
+                continue
+            if task is None:
+                return
+            answers.put(("start", number, task.key))
+            answer: _Answer
+            try:
+                if isinstance(task, _Play):
+                    answer = _play(task, settings, ruleset, pool)
+                else:
+                    answer = _validate(task, settings, ruleset, pool)
+            except Exception:
+                answer = _Failed(task.key, traceback.format_exc(limit=8))
+            answers.put(("done", number, answer))
+    finally:
+        pool.close()
+
+
+class _Workers:
+    """The worker processes, the task queue and the bookkeeping that survives a dead worker."""
+
+    def __init__(self, count: int, settings: Settings) -> None:
+        self.ctx = multiprocessing.get_context("spawn")  # no fork: the parent may hold gRPC
+        self.settings = settings
+        self.tasks: Any = self.ctx.Queue()
+        self.answers: Any = self.ctx.Queue()
+        self.procs: dict[int, SpawnProcess] = {}
+        self.in_flight: dict[int, _Task] = {}  #: worker number -> the task it is on
+        self.by_key: dict[str, _Task] = {}
+        self.retried: set[str] = set()
+        self.ready: set[int] = set()
+        self.stillborn = 0  #: workers that died before they were ready
+        self.next_number = 0
+        for _ in range(count):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        number = self.next_number
+        self.next_number += 1
+        proc = self.ctx.Process(
+            target=_worker_main,
+            args=(number, self.settings, self.tasks, self.answers, os.getpid()),
+            name=f"ttr-worker-{number}",
+            daemon=True,
+        )
+        proc.start()
+        self.procs[number] = proc
+
+    def submit(self, tasks: Sequence[_Task]) -> None:
+        for task in tasks:
+            self.by_key[task.key] = task
+            self.tasks.put(task)
+
+    def results(self, expected: int) -> Iterator[_Answer]:
+        """Answers as they come, ``expected`` of them; a task whose worker died is given to a
+        new worker once, and reported as failed if it dies again."""
+        done = 0
+        while done < expected:
+            try:
+                kind, number, payload = self.answers.get(timeout=_POLL_S)
+            except queue.Empty:
+                for failed in self._reap():
+                    done += 1
+                    yield failed
+                continue
+            if kind == "ready":
+                self.ready.add(number)
+                continue
+            if kind == "start":
+                self.in_flight[number] = self.by_key[payload]
+                continue
+            self.in_flight.pop(number, None)
+            done += 1
+            yield payload
+
+    def _reap(self) -> list[_Failed]:
+        failed = []
+        for number, proc in list(self.procs.items()):
+            if proc.is_alive():
+                continue
+            del self.procs[number]
+            if number not in self.ready:
+                self.stillborn += 1
+                if self.stillborn >= _MAX_STILLBORN:
+                    raise TournamentError(
+                        f"worker processes exit as they start (exit code {proc.exitcode}); "
+                        "a script that runs a tournament must guard its code with "
+                        "`if __name__ == '__main__':` (workers are spawned)"
+                    )
+            task = self.in_flight.pop(number, None)
+            self._spawn()
+            if task is None:
+                continue
+            if task.key in self.retried:
+                failed.append(
+                    _Failed(task.key, f"its worker died twice (last exit code {proc.exitcode})")
+                )
+            else:
+                self.retried.add(task.key)
+                self.tasks.put(task)
+        return failed
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every worker (each stops its bots): politely, then by force."""
+        for _ in self.procs:
+            self.tasks.put(None)
+        deadline = time.monotonic() + timeout
+        for proc in self.procs.values():
+            proc.join(max(0.0, deadline - time.monotonic()))
+        for proc in self.procs.values():
+            if proc.is_alive():
+                proc.terminate()  # SIGTERM: the worker still stops its bots
+        for proc in self.procs.values():
+            proc.join(5.0)
+            if proc.is_alive():
+                proc.kill()
+        self.procs.clear()
+        self.tasks.close()
+        self.answers.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the parent
+
+
+@dataclass
+class Events:
+    """What the run reports as it goes (the CLI draws the progress display from these)."""
+
+    validating: Callable[[int], None] = lambda total: None
+    validated: Callable[[Validation], None] = lambda v: None
+    playing: Callable[[int, int], None] = lambda total, done: None  #: games in all, done before
+    played: Callable[[GameResult, list[tuple[Entrant, Rating]]], None] = lambda g, top: None
+    failed: Callable[[str, str], None] = lambda key, error: None
+
+
+@dataclass
+class Outcome:
+    """How a run ended."""
+
+    tournament: Tournament
+    entrants: list[Entrant]  #: accepted, in schedule order
+    rejected: list[Validation]
+    total: int  #: games in the schedule
+    stored_before: int  #: games already stored when this run started (resume)
+    played: int  #: games played and stored by this run
+    failed: list[tuple[str, str]] = field(default_factory=list)  #: (game id, error)
+
+    @property
+    def complete(self) -> bool:
+        return self.stored_before + self.played == self.total
+
+
+def _schedule_order(entrants: list[Entrant]) -> list[Entrant]:
+    """The order entrant numbers refer to: by name, version and hash, whatever the order of
+    the command line, so that a resumed run rebuilds the same schedule."""
+    return sorted(entrants, key=lambda e: (e.name, e.version, e.content_hash))
+
+
+def _load_entrants(store: Store, bot_dirs: Sequence[str]) -> list[Entrant]:
+    """Read each folder's bot.toml, hash the folder and add the bot to the store."""
+    seen_paths: dict[str, str] = {}
+    seen_names: dict[str, str] = {}
+    loaded: list[tuple[BotConfig, str, str]] = []
+    for spec in bot_dirs:
+        folder = Path(spec)
+        if not folder.exists() and ":" in spec:
+            raise TournamentError(
+                f"{spec}: tournaments take bot folders; a bot running at an address cannot be "
+                "hashed or restarted"
+            )
+        try:
+            config = load_bot_config(folder)
+        except LaunchError as e:
+            raise TournamentError(str(e)) from None
+        path = str(folder.resolve())
+        if path in seen_paths:
+            raise TournamentError(f"{spec}: the same bot folder is entered twice")
+        if config.name in seen_names:
+            raise TournamentError(
+                f"two bots are named {config.name!r} ({seen_names[config.name]} and {spec}): "
+                "give each its own name in bot.toml"
+            )
+        seen_paths[path] = spec
+        seen_names[config.name] = spec
+        loaded.append((config, bot_content_hash(folder), path))
+    return [
+        Entrant(
+            store.add_bot(config.name, config.version, config.author, digest),
+            path,
+            config.name,
+            config.version,
+            digest,
+        )
+        for config, digest, path in loaded
+    ]
+
+
+def _settings_of(spec: TournamentSpec) -> Settings:
+    c = spec.config
+    return Settings(
+        variant=str(c["variant_name"]),
+        players=spec.players,
+        move_ms=int(c["move_ms"]),
+        bank_ms=int(c["bank_ms"]),
+        startup_s=float(c["startup_s"]),
+        records=c.get("records"),
+    )
+
+
+def _begin(
+    store: Store,
+    bot_dirs: Sequence[str],
+    *,
+    variant: str,
+    players: int,
+    rounds: int,
+    base_seed: int,
+    move_ms: int,
+    bank_ms: int,
+    startup_s: float,
+    records: str | None,
+    name: str,
+) -> tuple[Tournament, list[Entrant]]:
+    unfinished = store.unfinished_tournament()
+    if unfinished is not None:
+        raise TournamentError(
+            f"{store.path} holds an unfinished tournament (#{unfinished.tournament_id}, "
+            f"{unfinished.spec.name}): finish it with --resume, or use another --db"
+        )
+    ruleset = _ruleset(variant)
+    if not ruleset.min_players <= players <= ruleset.max_players:
+        raise TournamentError(
+            f"{ruleset.name} is for {ruleset.min_players}-{ruleset.max_players} players, "
+            f"not {players}"
+        )
+    if rounds < 1:
+        raise TournamentError(f"--rounds must be at least 1, not {rounds}")
+    entrants = _load_entrants(store, bot_dirs)
+    if len(entrants) < players:
+        raise TournamentError(
+            f"{len(entrants)} bot(s) entered; {players}-player games need at least {players}"
+        )
+    spec = TournamentSpec(
+        name=name or time.strftime("league %Y-%m-%d %H:%M"),
+        variant=ruleset.ident,
+        players=players,
+        rounds=rounds,
+        base_seed=base_seed,
+        config={
+            "variant_name": ruleset.name,
+            "move_ms": move_ms,
+            "bank_ms": bank_ms,
+            "startup_s": startup_s,
+            "records": records,
+            "bots": [{"bot_id": e.bot_id, "path": e.path} for e in entrants],
+        },
+    )
+    return store.begin_tournament(spec), entrants
+
+
+def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Entrant]]:
+    tournament = store.unfinished_tournament()
+    if tournament is None:
+        raise TournamentError(f"{store.path} has no unfinished tournament to resume")
+    rows = store.bots()
+    entrants = []
+    for entry in tournament.spec.config["bots"]:
+        row: BotRow = rows[int(entry["bot_id"])]
+        path = str(entry["path"])
+        if not Path(path).is_dir():
+            raise TournamentError(f"{path}: bot {row.name!r} of this tournament is gone")
+        if bot_content_hash(path) != row.content_hash:
+            raise TournamentError(
+                f"{path}: bot {row.name!r} changed since the tournament began; restore its "
+                "files to finish this tournament, or start a new one"
+            )
+        entrants.append(Entrant(row.bot_id, path, row.name, row.version, row.content_hash))
+    if bot_dirs:
+        given = {str(Path(d).resolve()) for d in bot_dirs}
+        if given != {e.path for e in entrants}:
+            raise TournamentError(
+                "--resume finishes the tournament with the bots it began with; leave out the "
+                "bot folders, or give exactly those: " + " ".join(e.path for e in entrants)
+            )
+    return tournament, entrants
+
+
+def _ruleset(variant: str) -> Ruleset:
+    try:
+        return load_ruleset(variant)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+
+
+def _live_top(
+    ratings: dict[int, Rating], entrants: dict[int, Entrant], n: int = 5
+) -> list[tuple[Entrant, Rating]]:
+    ranked = sorted(ratings.items(), key=lambda kv: (-kv[1].conservative, -kv[1].mu))
+    return [(entrants[bot_id], rating) for bot_id, rating in ranked[:n] if bot_id in entrants]
+
+
+def run(
+    store: Store,
+    *,
+    bot_dirs: Sequence[str],
+    variant: str = "usa",
+    players: int = 4,
+    rounds: int = 1,
+    base_seed: int = 1,
+    workers: int = 2,
+    resume: bool = False,
+    move_ms: int = 1000,
+    bank_ms: int = 60_000,
+    startup_s: float = 10.0,
+    records: str | None = None,
+    name: str = "",
+    events: Events | None = None,
+) -> Outcome:
+    """Run a tournament to the end (or, with ``resume``, the store's unfinished one) and
+    return how it went. Raises :class:`TournamentError` for what the organiser must fix."""
+    events = events or Events()
+    if resume:
+        tournament, entrants = _resume(store, bot_dirs)
+    else:
+        tournament, entrants = _begin(
+            store,
+            bot_dirs,
+            variant=variant,
+            players=players,
+            rounds=rounds,
+            base_seed=base_seed,
+            move_ms=move_ms,
+            bank_ms=bank_ms,
+            startup_s=startup_s,
+            records=records,
+            name=name,
+        )
+    spec = tournament.spec
+    settings = _settings_of(spec)
+    tid = tournament.tournament_id
+    crew: _Workers | None = None
+    try:
+        status = {row.bot_id: (accepted, reason) for row, _, accepted, reason in store.entries(tid)}
+        unvalidated = [e for e in entrants if e.bot_id not in status]
+        if unvalidated:
+            crew = _Workers(max(1, min(workers, len(unvalidated))), settings)
+            events.validating(len(unvalidated))
+            crew.submit([_Validate(e.path, e, spec.base_seed) for e in unvalidated])
+            for answer in crew.results(len(unvalidated)):
+                if isinstance(answer, _Failed):
+                    raise TournamentError(f"validating {answer.key} failed:\n{answer.error}")
+                assert isinstance(answer, Validation)
+                e = answer.entrant
+                store.enter(tid, e.bot_id, e.path, answer.ok, answer.reason)
+                status[e.bot_id] = (answer.ok, answer.reason)
+                events.validated(answer)
+        order = _schedule_order([e for e in entrants if status[e.bot_id][0]])
+        rejected = [
+            Validation(e, False, status[e.bot_id][1]) for e in entrants if not status[e.bot_id][0]
+        ]
+        if len(order) < spec.players:
+            store.finish_tournament(tid)
+            raise TournamentError(
+                f"only {len(order)} bot(s) passed validation; {spec.players}-player games "
+                f"need at least {spec.players}"
+            )
+        games = schedule_mod.build(len(order), spec.players, spec.rounds, spec.base_seed, tid)
+        stored = store.finished_game_ids(tid)
+        pending = [
+            _Play(g.game_id, tid, g, tuple(order[i] for i in g.seats))
+            for g in games
+            if g.game_id not in stored
+        ]
+        outcome = Outcome(tournament, order, rejected, len(games), len(games) - len(pending), 0)
+        events.playing(len(games), outcome.stored_before)
+        if pending:
+            if crew is None:
+                crew = _Workers(max(1, min(workers, len(pending))), settings)
+            by_id = {e.bot_id: e for e in order}
+            live: dict[int, Rating] = {}
+            for game in store.games(variant=spec.variant, players=spec.players):
+                if game.tournament_id == tid:
+                    live = rate_game(live, game)
+            crew.submit(pending)
+            for answer in crew.results(len(pending)):
+                if isinstance(answer, _Failed):
+                    outcome.failed.append((answer.key, answer.error))
+                    events.failed(answer.key, answer.error)
+                    continue
+                assert isinstance(answer, GameResult)
+                if store.record_game(answer):
+                    outcome.played += 1
+                live = rate_game(live, answer)
+                events.played(answer, _live_top(live, by_id))
+        if outcome.complete:
+            store.finish_tournament(tid)
+            outcome.tournament = next(t for t in store.tournaments() if t.tournament_id == tid)
+        return outcome
+    finally:
+        if crew is not None:
+            crew.close()
