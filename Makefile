@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-demo: $(STAMP)  ## one game of the sample bots over gRPC, then the scores
-	$(BIN)/ttr play --seed 1 --record records/demo.json \
-		sample_bots/planner sample_bots/greedy sample_bots/random sample_bots/random
+demo: $(STAMP)  ## a tournament of the sample bots over gRPC, then the leaderboard
+	@rm -rf records/demo.db records/demo.db-wal records/demo.db-shm records/demo-records
+	@mkdir -p records
+	$(BIN)/ttr tournament run --db records/demo.db --players 3 --rounds 4 \
+		sample_bots/random sample_bots/greedy sample_bots/planner
 
 test: $(STAMP)  ## the whole test suite
 	$(BIN)/python -m pytest -q

@@ -105,6 +105,7 @@ def _record_sizes(
     class SizedSeat(referee.match._Seat):
         def __init__(self, bot: SeatBot) -> None:
             super().__init__(bot)
+            assert self.channel is not None  # every bench seat has a running bot
             channel = grpc.intercept_channel(self.channel, _Sizer(seat_of[bot.address], log))
             self.stub = bot_service_pb2_grpc.BotServiceStub(channel)
 

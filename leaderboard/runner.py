@@ -293,11 +293,11 @@ def _worker_main(
     answers.put(("ready", number, None))
     try:
         while True:
+            if os.getppid() != parent_pid:
+                return  # the parent was killed: nobody will read our answers
             try:
                 task: _Task | None = tasks.get(timeout=_POLL_S)
             except queue.Empty:
-                if os.getppid() != parent_pid:
-                    return  # the parent was killed: nobody will read our answers
                 continue
             if task is None:
                 return

@@ -1,0 +1,191 @@
+"""Tournament throughput: games per minute of a real `ttr tournament run`, next to what the
+same games cost in the engine alone plus a bare gRPC exchange of the same messages.
+
+    python bench/tournament.py [--rounds R] [--workers W] [--json]
+
+1. Tournament: four sample bots (random, a renamed copy of random, greedy, planner; the
+   copy because a round robin needs four different bots for 4-player games) in a 4-player
+   round robin of R rounds (4 rotations each) on W workers, exactly as ``ttr tournament run``
+   plays it (validation games, bot processes kept alive, every game stored and recorded).
+   Timed from the first game to the last (validation excluded); games per minute.
+2. Engine: every game's record replayed in-process, timing only the rules engine
+   (``legal_actions`` + ``apply`` for each decision).
+3. Bare gRPC: the same games' calls (StartGame, each Act, EndGame), with request and response
+   sizes rebuilt from the records, replayed sequentially against four bare bytes-in/bytes-out
+   servers (bench/wire.py).
+
+Prints the tournament's wall time and the single-core sum engine + bare for the same games,
+and that sum divided by W: what W perfect workers would need if the referee, the SDK and the
+bots' own thinking cost nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from leaderboard.runner import Events, run
+from leaderboard.store import GameResult, Store
+from referee import wire as referee_wire
+from referee.match import act_request, action_from_json
+from referee.rules import apply as apply_action
+from referee.rules import legal_actions, load_ruleset, new_game
+from referee.rules.events import Event, project
+from ttr.v1 import bot_service_pb2
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script: bench/ is on the path, the repository not
+from bench import wire as bare_wire  # noqa: E402  (the bare servers and exchange)
+
+PLAYERS = 4
+
+
+def _bots(folder: Path) -> list[str]:
+    copy = folder / "random_b"
+    shutil.copytree(
+        ROOT / "sample_bots" / "random", copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    toml = (copy / "bot.toml").read_text().replace('name = "random"', 'name = "random-b"')
+    (copy / "bot.toml").write_text(toml)
+    return [
+        str(ROOT / "sample_bots" / "random"),
+        str(copy),
+        str(ROOT / "sample_bots" / "greedy"),
+        str(ROOT / "sample_bots" / "planner"),
+    ]
+
+
+def _replay(record: dict[str, Any]) -> tuple[float, list[bare_wire.Call]]:
+    """Engine seconds for the game and its calls with their serialized sizes."""
+    ruleset = load_ruleset(str(record["ruleset"]).split("@")[0])
+    seats = int(record["num_seats"])
+    state = new_game(ruleset, seats, int(record["seed"]))
+    game_id = str(record["game_id"])
+    start_bytes = sum(len(b) for b in referee_wire.static_bytes(ruleset))
+    calls = [bare_wire.Call(s, "StartGame", start_bytes + 40, 0) for s in range(seats)]
+    pending: list[list[Event]] = [[project(e, s) for e in state.events] for s in range(seats)]
+    clock = bot_service_pb2.Clock(move_limit_ms=1000, bank_left_ms=60000)
+    engine_s = 0.0
+    for n, entry in enumerate(record["actions"]):
+        t0 = time.perf_counter()
+        legal = legal_actions(state)
+        engine_s += time.perf_counter() - t0
+        action = action_from_json(entry["action"])
+        seat = state.seat
+        request_id = f"{game_id}/{n}/0"
+        request = act_request(state, legal, pending[seat], game_id, request_id, clock)
+        reply = bot_service_pb2.ActResponse(
+            request_id=request_id, legal_action_index=legal.index(action)
+        )
+        calls.append(bare_wire.Call(seat, "Act", request.ByteSize(), reply.ByteSize()))
+        pending[seat] = []
+        t0 = time.perf_counter()
+        state = apply_action(state, action)
+        engine_s += time.perf_counter() - t0
+        for s in range(seats):
+            pending[s].extend(project(e, s) for e in state.events)
+    calls += [bare_wire.Call(s, "EndGame", 600, 0) for s in range(seats)]
+    return engine_s, calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=8, help="round robins (default 8)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.workers < 1:
+        parser.error("--rounds and --workers must be at least 1")
+
+    with tempfile.TemporaryDirectory(prefix="ttr-bench-") as tmp:
+        folder = Path(tmp)
+
+        def played(game: GameResult, top: object) -> None:
+            pass
+
+        started: list[float] = []
+        events = Events(
+            playing=lambda total, before: started.append(time.perf_counter()), played=played
+        )
+        with Store(folder / "bench.db") as store:
+            outcome = run(
+                store,
+                bot_dirs=_bots(folder),
+                players=PLAYERS,
+                rounds=args.rounds,
+                workers=args.workers,
+                records=str(folder / "records"),
+                events=events,
+            )
+            finished = time.perf_counter()
+            games = store.games()
+        if not outcome.complete or outcome.rejected:
+            raise SystemExit(f"the bench tournament did not complete: {outcome}")
+        tournament_s = finished - started[0]
+
+        engine_s = 0.0
+        replay: list[list[bytes | int]] = []
+        calls: list[bare_wire.Call] = []
+        for game in games:
+            assert game.record_path is not None
+            record = json.loads(Path(game.record_path).read_text())
+            seconds, game_calls = _replay(record)
+            engine_s += seconds
+            calls += game_calls
+            replay.append([x for c in game_calls for x in (c.seat, bare_wire._payload(c))])
+        with bare_wire._bare_servers(PLAYERS) as servers:
+            addresses = [address for address, _ in servers]
+            bare_wire._exchange(addresses, replay[:1])  # warm-up
+            bare_s = min(bare_wire._exchange(addresses, replay) for _ in range(2))
+
+    n = len(games)
+    decisions = sum(g.decisions for g in games)
+    ideal_s = (engine_s + bare_s) / args.workers
+    figures = {
+        "python": platform.python_version(),
+        "grpc": grpc.__version__,
+        "cores": os.cpu_count(),
+        "players": PLAYERS,
+        "workers": args.workers,
+        "games": n,
+        "decisions_per_game": decisions / n,
+        "tournament_s": tournament_s,
+        "games_per_min": n / tournament_s * 60,
+        "engine_s": engine_s,
+        "bare_grpc_s": bare_s,
+        "bare_calls": len(calls),
+        "engine_plus_bare_s": engine_s + bare_s,
+        "ideal_games_per_min": n / ideal_s * 60,
+        "ratio_to_ideal": tournament_s / ideal_s,
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(
+        f"python {figures['python']}, grpcio {figures['grpc']}, {os.cpu_count()} cores; "
+        f"{n} games of 4 players (random, random-b, greedy, planner) on {args.workers} workers"
+    )
+    print(
+        f"tournament: {tournament_s:6.2f} s, {figures['games_per_min']:6.1f} games/min "
+        f"({decisions / n:.0f} decisions/game)"
+    )
+    print(
+        f"same games: engine {engine_s:.2f} s + bare gRPC {bare_s:.2f} s ({len(calls)} calls) "
+        f"= {engine_s + bare_s:.2f} s on one core; / {args.workers} workers = {ideal_s:.2f} s, "
+        f"{figures['ideal_games_per_min']:.1f} games/min"
+    )
+    print(f"tournament time / that ideal: {figures['ratio_to_ideal']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
