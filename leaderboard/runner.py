@@ -551,7 +551,8 @@ def _begin(
             "move_ms": move_ms,
             "bank_ms": bank_ms,
             "startup_s": startup_s,
-            "records": records,
+            # absolute, so that --resume from another folder writes to the same place
+            "records": None if records is None else str(Path(records).resolve()),
             "bots": [{"bot_id": e.bot_id, "path": e.path} for e in entrants],
         },
     )

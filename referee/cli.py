@@ -333,6 +333,22 @@ def _nonnegative(text: str) -> int:
     return value
 
 
+def _add_clock_options(p: argparse.ArgumentParser) -> None:
+    """The options of every command that runs games between bot processes."""
+    p.add_argument(
+        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
+    )
+    p.add_argument(
+        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
+    )
+    p.add_argument(
+        "--startup-s",
+        type=_positive_float,
+        default=10.0,
+        help="how long a bot may take to become healthy (default 10)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ttr",
@@ -386,18 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the record (default records/<timestamp>-<seed>.json)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument(
-        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
-    )
-    p.add_argument(
-        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
-    )
-    p.add_argument(
-        "--startup-s",
-        type=_positive_float,
-        default=10.0,
-        help="how long a bot may take to become healthy (default 10)",
-    )
+    _add_clock_options(p)
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("replay", help="game records", description="Work with game records.")
@@ -456,18 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for game records (default: DB's name + '-records', beside it)",
     )
     p.add_argument("--name", default=None, help="a name for the tournament (default: the date)")
-    p.add_argument(
-        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
-    )
-    p.add_argument(
-        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
-    )
-    p.add_argument(
-        "--startup-s",
-        type=_positive_float,
-        default=10.0,
-        help="how long a bot may take to become healthy (default 10)",
-    )
+    _add_clock_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(func=cmd_tournament_run)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from leaderboard.store import GameResult, SeatResult
 from referee.rules import GameState, Phase, Ruleset, apply, legal_actions, load_ruleset, new_game
 from referee.rules.actions import KeepTickets
 from referee.rules.cards import COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
@@ -86,3 +87,23 @@ def play_out(state: GameState, choose: Any) -> GameState:
     while not state.is_over:
         state = apply(state, choose(state, legal_actions(state)))
     return state
+
+
+def stored_game(index: int, seats: tuple[SeatResult, ...], variant: str = "usa@1") -> GameResult:
+    """A finished game of tournament 1 as the store holds it, in schedule slot ``index``."""
+    return GameResult(
+        game_id=f"g{index}",
+        tournament_id=1,
+        schedule_index=index,
+        round=0,
+        variant=variant,
+        num_seats=len(seats),
+        seed=index,
+        end_reason="last_round",
+        decisions=100,
+        record_path=None,
+        started_at=0.0,
+        finished_at=1.0,
+        seats=seats,
+        faults=(),
+    )

@@ -20,29 +20,19 @@ from leaderboard.ratings import (
     wilson_interval,
 )
 from leaderboard.store import GameResult, SeatResult, Store, TournamentSpec
+from tests.helpers import stored_game
 
 
 def ffa(index: int, seating: list[tuple[int, int]], variant: str = "usa@1") -> GameResult:
     """A free-for-all game of tournament 1: ``seating`` is (bot_id, rank) per seat; each seat
     scores 100 - rank and made rank - 1 faults."""
-    return GameResult(
-        game_id=f"g{index}",
-        tournament_id=1,
-        schedule_index=index,
-        round=0,
-        variant=variant,
-        num_seats=len(seating),
-        seed=index,
-        end_reason="last_round",
-        decisions=100,
-        record_path=None,
-        started_at=0.0,
-        finished_at=1.0,
-        seats=tuple(
+    return stored_game(
+        index,
+        tuple(
             SeatResult(seat, bot_id, 100 - rank, rank, 0, 0, rank - 1, 0)
             for seat, (bot_id, rank) in enumerate(seating)
         ),
-        faults=(),
+        variant,
     )
 
 

@@ -12,30 +12,20 @@ import pytest
 from leaderboard.ratings import rate_games, wilson_interval
 from leaderboard.store import GameResult, SeatResult, Store, TournamentSpec
 from leaderboard.table import NO_GAMES, leaderboard, render_text, to_json
+from tests.helpers import stored_game
 
 
 def game(index: int, seating: list[tuple[int, int, int]], variant: str = "usa@1") -> GameResult:
     """A game of tournament 1; ``seating`` is (bot_id, rank, score) per seat; the seat ranked
     last made one fault."""
     last = max(rank for _, rank, _ in seating)
-    return GameResult(
-        game_id=f"g{index}",
-        tournament_id=1,
-        schedule_index=index,
-        round=0,
-        variant=variant,
-        num_seats=len(seating),
-        seed=index,
-        end_reason="last_round",
-        decisions=100,
-        record_path=None,
-        started_at=0.0,
-        finished_at=1.0,
-        seats=tuple(
+    return stored_game(
+        index,
+        tuple(
             SeatResult(seat, bot_id, score, rank, 0, 0, int(rank == last), 0)
             for seat, (bot_id, rank, score) in enumerate(seating)
         ),
-        faults=(),
+        variant,
     )
 
 
