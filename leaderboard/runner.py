@@ -279,9 +279,11 @@ def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotP
 
 
 def _worker_main(
-    number: int, settings: Settings, tasks: Any, answers: Any, parent_pid: int
+    number: int, settings: Settings, tasks: Any, answers: Any, stop: Any, parent_pid: int
 ) -> None:
-    """A worker's life: take tasks until told to stop or orphaned, keeping bots alive."""
+    """A worker's life: take tasks until told to stop or orphaned, keeping bots alive.
+    ``stop`` (an Event) ends it before its next task, however many are queued: an
+    interrupted run does not wait for the rest of the schedule."""
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise SystemExit(0)  # unwinds to the ``finally`` that stops the bots
@@ -292,7 +294,7 @@ def _worker_main(
     pool = _BotPool(settings.startup_s)
     answers.put(("ready", number, None))
     try:
-        while True:
+        while not stop.is_set():
             if os.getppid() != parent_pid:
                 return  # the parent was killed: nobody will read our answers
             try:
@@ -323,6 +325,7 @@ class _Workers:
         self.settings = settings
         self.tasks: Any = self.ctx.Queue()
         self.answers: Any = self.ctx.Queue()
+        self.stop: Any = self.ctx.Event()
         self.procs: dict[int, SpawnProcess] = {}
         self.in_flight: dict[int, _Task] = {}  #: worker number -> the task it is on
         self.by_key: dict[str, _Task] = {}
@@ -338,7 +341,7 @@ class _Workers:
         self.next_number += 1
         proc = self.ctx.Process(
             target=_worker_main,
-            args=(number, self.settings, self.tasks, self.answers, os.getpid()),
+            args=(number, self.settings, self.tasks, self.answers, self.stop, os.getpid()),
             name=f"ttr-worker-{number}",
             daemon=True,
         )
@@ -400,7 +403,8 @@ class _Workers:
         return failed
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop every worker (each stops its bots): politely, then by force."""
+        """Stop every worker (each stops its bots): after its current game, then by force."""
+        self.stop.set()
         for _ in self.procs:
             self.tasks.put(None)
         deadline = time.monotonic() + timeout

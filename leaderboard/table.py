@@ -60,11 +60,26 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f}"
 
 
-def _row(s: Standing) -> tuple[str, ...]:
+def _labels(table: list[Standing]) -> dict[int, str]:
+    """``name version`` per bot_id; where two bots share it (the files changed but not the
+    version), each also shows the start of its content hash, so the rows can be told apart."""
+    plain = {s.bot.bot_id: f"{s.bot.name} {s.bot.version}" for s in table}
+    shared = {label for label in plain.values() if list(plain.values()).count(label) > 1}
+    return {
+        s.bot.bot_id: (
+            f"{plain[s.bot.bot_id]} #{s.bot.content_hash[:8]}"
+            if plain[s.bot.bot_id] in shared
+            else plain[s.bot.bot_id]
+        )
+        for s in table
+    }
+
+
+def _row(s: Standing, label: str) -> tuple[str, ...]:
     lo, hi = s.win_interval
     return (
         str(s.rank),
-        f"{s.bot.name} {s.bot.version}",
+        label,
         f"{s.rating.conservative:.1f}",
         f"{s.rating.mu:.2f}",
         f"{s.rating.sigma:.2f}",
@@ -87,7 +102,8 @@ def render_text(pools: list[Pool]) -> str:
         return NO_GAMES + "\n"
     blocks = []
     for variant, players, table in pools:
-        rows = [_HEADERS, *(_row(s) for s in table)]
+        labels = _labels(table)
+        rows = [_HEADERS, *(_row(s, labels[s.bot.bot_id]) for s in table)]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
 
         def line(row: tuple[str, ...], widths: list[int] = widths) -> str:

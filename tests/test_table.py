@@ -156,3 +156,16 @@ def test_an_empty_store_says_there_are_no_games(tmp_path: Path) -> None:
     assert render_text(pools) == NO_GAMES + "\n"
     assert "no games" in render_text(pools)
     assert to_json(pools) == {"pools": []}
+
+
+def test_two_bots_with_one_name_and_version_show_their_hashes(tmp_path: Path) -> None:
+    with Store(tmp_path / "l.db") as s:
+        s.begin_tournament(TournamentSpec("t", "usa@1", 2, 1, 1, {}))
+        old = s.add_bot("planner", "1.0", "", "aaaaaaaaaaaa")
+        new = s.add_bot("planner", "1.0", "", "bbbbbbbbbbbb")
+        other = s.add_bot("greedy", "1.0", "", "cccccccccccc")
+        s.record_game(game(0, [(old, 1, 90), (new, 2, 80)]))
+        s.record_game(game(1, [(new, 1, 90), (other, 2, 80)]))
+        text = render_text(leaderboard(s))
+    assert "planner 1.0 #aaaaaaaa" in text and "planner 1.0 #bbbbbbbb" in text
+    assert "greedy 1.0 " in text and "greedy 1.0 #" not in text

@@ -170,6 +170,15 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _assert_all_exit(family: set[int], within_s: float = 20.0) -> None:
+    """Every process of a finished run (workers, bots, multiprocessing's resource tracker)
+    exits within a few seconds."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and any(_alive(p) for p in family):
+        time.sleep(0.1)
+    assert not [p for p in family if _alive(p)], "workers or bots outlived the run"
+
+
 def _stored(db: Path) -> list[tuple[str, int, str]]:
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
@@ -179,36 +188,40 @@ def _stored(db: Path) -> list[tuple[str, int, str]]:
     return [(str(a), int(b), str(c)) for a, b, c in rows]
 
 
+def _start_and_wait(
+    args: list[str], db: Path, games: int
+) -> tuple[subprocess.Popen[str], set[int]]:
+    """Start ``ttr`` with ``args``; return once ``games`` games are stored, with every process
+    seen below it by then."""
+    proc = subprocess.Popen(
+        [*TTR, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    family: set[int] = set()
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None and stored < games:
+        family |= _descendants(proc.pid)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    stored = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            except sqlite3.OperationalError:
+                stored = 0  # the schema is being created
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    return proc, family | _descendants(proc.pid)
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
 def test_a_run_killed_at_random_resumes_without_losing_or_doubling_games(tmp_path: Path) -> None:
     db = tmp_path / "league.db"
     args = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
     rounds = ["--rounds", "6"]
     total = games_in(3, 2, 6)
-    proc = subprocess.Popen(
-        [*TTR, *args, *rounds, RANDOM, GREEDY, PLANNER],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    proc, family = _start_and_wait([*args, *rounds, RANDOM, GREEDY, PLANNER], db, 5)
     try:
-        deadline = time.monotonic() + 60
-        stored = 0
-        family: set[int] = set()
-        while time.monotonic() < deadline and proc.poll() is None:
-            family |= _descendants(proc.pid)
-            if db.exists():
-                try:
-                    with sqlite3.connect(db) as conn:
-                        stored = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-                except sqlite3.OperationalError:
-                    stored = 0  # the schema is being created
-            if stored >= 5:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before it could be killed"
-        assert 5 <= stored < total
-        family |= _descendants(proc.pid)
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] < total
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
@@ -216,11 +229,7 @@ def test_a_run_killed_at_random_resumes_without_losing_or_doubling_games(tmp_pat
             proc.kill()
             proc.wait()
     before = _stored(db)
-    # Orphaned workers notice their parent is gone, stop their bots and exit.
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(_alive(p) for p in family):
-        time.sleep(0.1)
-    assert not [p for p in family if _alive(p)], "workers or bots outlived the killed run"
+    _assert_all_exit(family)  # orphaned workers notice, stop their bots and exit
 
     # Resuming takes no settings; it names what it resumes and finishes the schedule.
     resumed = subprocess.run(
@@ -242,6 +251,25 @@ def test_a_run_killed_at_random_resumes_without_losing_or_doubling_games(tmp_pat
     assert finished is not None
     again = subprocess.run([*TTR, *args[:4], "--resume"], cwd=ROOT, capture_output=True, text=True)
     assert again.returncode == 2 and "no unfinished tournament" in again.stderr
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+def test_ctrl_c_stops_soon_says_how_to_resume_and_leaves_nothing_running(tmp_path: Path) -> None:
+    db = tmp_path / "league.db"
+    args = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
+    proc, family = _start_and_wait([*args, "--rounds", "8", RANDOM, GREEDY, PLANNER], db, 3)
+    interrupted = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - interrupted < 10  # the workers stop after their current game
+    assert proc.returncode == 130
+    assert "interrupted" in err and "--resume" in err
+    _assert_all_exit(family)
+    resumed = subprocess.run(
+        [*TTR, *args[:4], "--resume", "--json"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["complete"]
 
 
 def test_organiser_mistakes_get_one_line(
