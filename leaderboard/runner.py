@@ -539,6 +539,8 @@ def _begin(
         )
     if rounds < 1:
         raise TournamentError(f"--rounds must be at least 1, not {rounds}")
+    if records is not None:
+        _check_writable(Path(records))
     entrants = _load_entrants(store, bot_dirs)
     if len(entrants) < players:
         raise TournamentError(
@@ -563,6 +565,19 @@ def _begin(
     return store.begin_tournament(spec), entrants
 
 
+def _check_writable(folder: Path) -> None:
+    """Fail before the first game, not in every game, when records cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise TournamentError(
+            f"{folder}: cannot write game records there ({e.strerror or e})"
+        ) from None
+
+
 def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Entrant]]:
     tournament = store.unfinished_tournament()
     if tournament is None:
@@ -580,6 +595,9 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
                 "files to finish this tournament, or start a new one"
             )
         entrants.append(Entrant(row.bot_id, path, row.name, row.version, row.content_hash))
+    records = tournament.spec.config.get("records")
+    if records is not None:
+        _check_writable(Path(records))
     if bot_dirs:
         given = {str(Path(d).resolve()) for d in bot_dirs}
         if given != {e.path for e in entrants}:

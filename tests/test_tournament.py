@@ -283,6 +283,7 @@ def test_organiser_mistakes_get_one_line(
         (["--resume", "--players", "3"], "keeps the settings"),
         (["--resume"], "no unfinished tournament"),
         ([], "give the bot folders"),
+        (["--records", "/proc/no/such/place", RANDOM, GREEDY], "cannot write game records"),
     ]
     for extra, message in cases:
         with pytest.raises(SystemExit) as e:
