@@ -207,6 +207,8 @@ def _records_dir(db: Path) -> Path:
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
     import os
+    import signal
+    from types import FrameType
 
     from leaderboard.progress import TournamentDisplay
     from leaderboard.runner import TournamentError, run
@@ -228,6 +230,11 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         raise UserError("give the bot folders to enter (or --resume to finish a tournament)")
     workers = args.workers or os.cpu_count() or 1
     records = args.records if args.records is not None else _records_dir(args.db)
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt  # `kill` stops a run as cleanly as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, on_term)
     try:
         with Store(args.db) as store:
             display = TournamentDisplay()

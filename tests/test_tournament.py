@@ -194,7 +194,14 @@ def _start_and_wait(
     """Start ``ttr`` with ``args``; return once ``games`` games are stored, with every process
     seen below it by then."""
     proc = subprocess.Popen(
-        [*TTR, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*TTR, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A background job of a non-interactive shell (as CI may be) inherits SIGINT ignored,
+        # and Python then keeps ignoring it: give the run the default, as a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     family: set[int] = set()
@@ -254,12 +261,15 @@ def test_a_run_killed_at_random_resumes_without_losing_or_doubling_games(tmp_pat
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
-def test_ctrl_c_stops_soon_says_how_to_resume_and_leaves_nothing_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_run_stops_soon_says_how_to_resume_and_leaves_nothing_running(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     db = tmp_path / "league.db"
     args = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
     proc, family = _start_and_wait([*args, "--rounds", "8", RANDOM, GREEDY, PLANNER], db, 3)
     interrupted = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert time.monotonic() - interrupted < 10  # the workers stop after their current game
     assert proc.returncode == 130
