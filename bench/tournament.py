@@ -35,7 +35,7 @@ from typing import Any
 import grpc
 
 from leaderboard.runner import Events, run
-from leaderboard.store import GameResult, Store
+from leaderboard.store import Store
 from referee import wire as referee_wire
 from referee.match import act_request, action_from_json
 from referee.rules import apply as apply_action
@@ -110,13 +110,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ttr-bench-") as tmp:
         folder = Path(tmp)
 
-        def played(game: GameResult, top: object) -> None:
-            pass
-
         started: list[float] = []
-        events = Events(
-            playing=lambda total, before: started.append(time.perf_counter()), played=played
-        )
+        events = Events(playing=lambda total, before: started.append(time.perf_counter()))
         with Store(folder / "bench.db") as store:
             outcome = run(
                 store,

@@ -210,11 +210,6 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     import signal
     from types import FrameType
 
-    from leaderboard.progress import TournamentDisplay
-    from leaderboard.runner import TournamentError, run
-    from leaderboard.store import Store, StoreError
-    from leaderboard.table import leaderboard, render_text, to_json
-
     if args.resume:
         fixed = [
             f"--{name.replace('_', '-')}"
@@ -234,7 +229,19 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops a run as cleanly as Ctrl-C does
 
-    signal.signal(signal.SIGTERM, on_term)
+    previous_term = signal.signal(signal.SIGTERM, on_term)
+    try:
+        return _tournament_run(args, workers, records)
+    finally:
+        signal.signal(signal.SIGTERM, previous_term)  # ``main`` may be called in-process
+
+
+def _tournament_run(args: argparse.Namespace, workers: int, records: Path) -> int:
+    from leaderboard.progress import TournamentDisplay
+    from leaderboard.runner import TournamentError, run
+    from leaderboard.store import Store, StoreError
+    from leaderboard.table import leaderboard, render_text, to_json
+
     try:
         with Store(args.db) as store:
             display = TournamentDisplay()

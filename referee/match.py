@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import tempfile
@@ -169,17 +170,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """Once per class: dataclasses.fields is slow, and to_json runs on every decision."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def to_json(value: Action | Event) -> dict[str, Any]:
     """An action or event as a JSON object: ``{"type": ClassName, field: value, ...}``."""
-    cls = type(value)
-    names = _FIELD_NAMES.get(cls)
-    if names is None:  # once per class: dataclasses.fields is slow, and this runs per decision
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
+    cls: type = type(value)
     out: dict[str, Any] = {"type": cls.__name__}
-    for name in names:
+    for name in _field_names(cls):
         v = getattr(value, name)
         out[name] = list(v) if isinstance(v, tuple) else v
     return out

@@ -17,7 +17,7 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeAlias, TypeVar, assert_never, overload
 
 from google.protobuf.message import Message
@@ -50,6 +50,7 @@ from referee.rules.events import (
     TicketsDrawn,
     TicketsKept,
 )
+from referee.rules.memo import memoized, per_object
 from referee.rules.ruleset import Ruleset
 from referee.rules.scoring import Outcome, SeatScore
 from referee.rules.state import EMPTY, Phase
@@ -112,40 +113,19 @@ def _invert(table: Mapping[K, V]) -> dict[V, K]:
     return inverse
 
 
-H = TypeVar("H", bound=Hashable)
 M = TypeVar("M", bound=Message)
-
-#: Entries a memo holds before it starts afresh (a bound on memory, far above what a game uses).
-MEMO_LIMIT = 1 << 16
-
-
-def _memoized(build: Callable[[H], V], limit: int = MEMO_LIMIT) -> Callable[[H], V]:
-    """``build`` with its results kept, keyed by its argument.
-
-    Speed: every decision sends a view, the new events and the legal actions, and building
-    protobuf messages field by field from Python costs more than the gRPC call they ride on
-    (bench/wire.py). Yet the values repeat: rule values are immutable and hashable, and a game
-    sends the same actions, events, players' public parts and card counts over and over. So
-    the encoders keep each value's wire bytes (see :func:`_entry_bytes`), and the decoders
-    the value read from each message's bytes. When full, a memo is cleared: simpler than LRU
-    and as good for a working set that changes slowly.
-    """
-    cache: dict[H, V] = {}
-
-    def memo(key: H) -> V:
-        found = cache.get(key)
-        if found is None:
-            if len(cache) >= limit:
-                cache.clear()
-            found = cache[key] = build(key)
-        return found
-
-    return memo
 
 
 def _entry_bytes(parent: type[M], field: str, entry: object) -> bytes:
     """The wire bytes of ``entry`` as one element of the repeated field ``field`` of
     ``parent`` (its tag, length and body).
+
+    Speed: every decision sends a view, the new events and the legal actions, and building
+    protobuf messages field by field from Python costs more than the gRPC call they ride on
+    (bench/wire.py). Yet the values repeat: rule values are immutable and hashable, and a game
+    sends the same actions, events, players' public parts and card counts over and over. So
+    the encoders keep each value's wire bytes (memoized), and the decoders the value read
+    from each message's bytes.
 
     Protobuf parses a message written as concatenated fields, and a repeated field's elements
     may arrive one by one, so a message's repeated parts can be assembled from kept bytes and
@@ -325,7 +305,7 @@ def legal_actions_to_pb(actions: Iterable[Action]) -> list[actions_pb2.Action]:
     return [action_to_pb(a) for a in actions]
 
 
-_legal_action_bytes: Callable[[Action], bytes] = _memoized(
+_legal_action_bytes: Callable[[Action], bytes] = memoized(
     lambda a: _entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
 )
 
@@ -335,7 +315,7 @@ def _action_from_bytes(data: bytes) -> Action:
 
 
 #: serialized Action -> the rule action; a malformed one raises each time (nothing is kept)
-_action_of_bytes: Callable[[bytes], Action] = _memoized(_action_from_bytes)
+_action_of_bytes: Callable[[bytes], Action] = memoized(_action_from_bytes)
 
 
 class LegalActions(Sequence[Action]):
@@ -412,13 +392,13 @@ def _player_to_pb(p: PlayerPublic) -> view_pb2.PlayerPublic:
     )
 
 
-_player_bytes: Callable[[PlayerPublic], bytes] = _memoized(
+_player_bytes: Callable[[PlayerPublic], bytes] = memoized(
     lambda p: _entry_bytes(view_pb2.SeatView, "players", _player_to_pb(p))
 )
-_hand_bytes: Callable[[tuple[int, ...]], bytes] = _memoized(
+_hand_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
     lambda counts: _entry_bytes(view_pb2.SeatView, "hand", _counts_to_pb(counts))
 )
-_discards_bytes: Callable[[tuple[int, ...]], bytes] = _memoized(
+_discards_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
     lambda counts: _entry_bytes(view_pb2.SeatView, "discards", _counts_to_pb(counts))
 )
 
@@ -437,7 +417,7 @@ def _player_from_bytes(data: bytes) -> PlayerPublic:
 
 
 #: serialized PlayerPublic -> PlayerPublic: a seat's public part changes only when it acts
-_player_of_bytes: Callable[[bytes], PlayerPublic] = _memoized(_player_from_bytes)
+_player_of_bytes: Callable[[bytes], PlayerPublic] = memoized(_player_from_bytes)
 
 
 def view_to_pb(view: SeatView) -> view_pb2.SeatView:
@@ -480,7 +460,7 @@ def _view_scalars_pb(view: SeatView) -> view_pb2.SeatView:
     return msg
 
 
-_face_up_of: Callable[[tuple[int, ...]], tuple[int, ...]] = _memoized(
+_face_up_of: Callable[[tuple[int, ...]], tuple[int, ...]] = memoized(
     lambda slots: tuple(_slot_from_pb(c) for c in slots)
 )
 
@@ -586,7 +566,7 @@ def events_to_pb(events: Iterable[Event]) -> list[events_pb2.Event]:
     return [event_to_pb(e) for e in events]
 
 
-_event_bytes: Callable[[Event], bytes] = _memoized(
+_event_bytes: Callable[[Event], bytes] = memoized(
     lambda e: _entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
 )
 
@@ -641,7 +621,7 @@ def _event_from_bytes(data: bytes) -> Event:
     return event_from_pb(events_pb2.Event.FromString(data))
 
 
-_event_of_bytes: Callable[[bytes], Event] = _memoized(_event_from_bytes)
+_event_of_bytes: Callable[[bytes], Event] = memoized(_event_from_bytes)
 
 
 def events_from_pb(msgs: Iterable[events_pb2.Event]) -> list[Event]:
@@ -802,19 +782,9 @@ def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
     )
 
 
-_STATIC: dict[int, tuple[Ruleset, bytes, bytes]] = {}
-
-
+@per_object
 def static_bytes(ruleset: Ruleset) -> tuple[bytes, bytes]:
     """The ruleset's ``GameMap`` and ``RuleParameters`` as serialized messages, made once per
     ruleset: every game's StartGame sends them to every seat, and the SDK compares what it
     receives against its packaged copy."""
-    found = _STATIC.get(id(ruleset))
-    if found is None or found[0] is not ruleset:
-        found = (
-            ruleset,
-            map_to_pb(ruleset).SerializeToString(),
-            rules_to_pb(ruleset).SerializeToString(),
-        )
-        _STATIC[id(ruleset)] = found
-    return found[1], found[2]
+    return map_to_pb(ruleset).SerializeToString(), rules_to_pb(ruleset).SerializeToString()

@@ -36,6 +36,7 @@ from referee.rules import (
     view,
 )
 from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_COLOURS
+from referee.rules.memo import per_object
 
 __all__ = [
     "Board",
@@ -105,20 +106,18 @@ class Board:
 
     @staticmethod
     def of(ruleset: Ruleset) -> Board:
-        found = _BOARDS.get(id(ruleset))
-        if found is not None and found.ruleset is ruleset:
-            return found
-        game_map = ruleset.game_map
-        adjacency: list[list[tuple[int, int, int]]] = [[] for _ in game_map.cities]
-        for r in game_map.routes:
-            adjacency[r.a].append((r.b, r.index, r.length))
-            adjacency[r.b].append((r.a, r.index, r.length))
-        board = Board(ruleset, tuple(tuple(edges) for edges in adjacency))
-        _BOARDS[id(ruleset)] = board
-        return board
+        """The ruleset's board, built once per ruleset."""
+        return _board_of(ruleset)
 
 
-_BOARDS: dict[int, Board] = {}
+@per_object
+def _board_of(ruleset: Ruleset) -> Board:
+    game_map = ruleset.game_map
+    adjacency: list[list[tuple[int, int, int]]] = [[] for _ in game_map.cities]
+    for r in game_map.routes:
+        adjacency[r.a].append((r.b, r.index, r.length))
+        adjacency[r.b].append((r.a, r.index, r.length))
+    return Board(ruleset, tuple(tuple(edges) for edges in adjacency))
 
 
 def claimed_routes(view: SeatView) -> dict[int, int]:

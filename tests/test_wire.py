@@ -54,6 +54,7 @@ from referee.rules.events import (
     TicketsKept,
     project,
 )
+from referee.rules.memo import memoized
 from referee.rules.state import EMPTY
 from referee.rules.view import SeatView
 from tests.helpers import USA, after_setup, with_
@@ -614,7 +615,7 @@ def test_a_full_memo_starts_afresh_and_still_answers_right() -> None:
         built.append(n)
         return n * n
 
-    memo = wire._memoized(square, limit=3)
+    memo = memoized(square, limit=3)
     assert [memo(n) for n in (1, 2, 1, 3, 2)] == [1, 4, 1, 9, 4]
     assert built == [1, 2, 3]  # 1 and 2 came from the memo the second time
     assert memo(4) == 16  # the memo was full: it starts afresh

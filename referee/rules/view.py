@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
+from referee.rules.memo import memoized
 from referee.rules.scoring import owned_routes
 from referee.rules.state import GameState, Phase
 
@@ -46,18 +47,13 @@ class SeatView:
     offered: tuple[int, ...]  #: tickets drawn (or dealt) to this seat, not yet decided
 
 
-_ROUTES: dict[int, tuple[int, ...]] = {}
+#: the route indices of an ownership bitmask, kept: a seat's routes change only when it
+#: claims, and every view lists every seat's routes
+def _owned_tuple(owned: int) -> tuple[int, ...]:
+    return tuple(owned_routes(owned))
 
 
-def _routes_of(owned: int) -> tuple[int, ...]:
-    """The route indices of an ownership bitmask, kept: a seat's routes change only when it
-    claims, and every view lists every seat's routes."""
-    routes = _ROUTES.get(owned)
-    if routes is None:
-        if len(_ROUTES) >= 1 << 16:
-            _ROUTES.clear()
-        routes = _ROUTES[owned] = tuple(owned_routes(owned))
-    return routes
+_routes_of = memoized(_owned_tuple)
 
 
 def view(state: GameState, seat: int) -> SeatView:
