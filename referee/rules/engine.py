@@ -5,7 +5,8 @@ Pure and deterministic: no I/O, no clock, no global random state. Chance lives i
 same seed and the same actions give the same game, byte for byte, on every machine.
 
 Rulebook references are ``003:LINE`` (shared/seeds/003_1611490a013a284e.txt, the precise
-text) and ``002:LINE`` (the base-game translation); ``RULINGS n`` is
+text), ``002:LINE`` (the base-game translation) and ``001:LINE`` (New York, whose rules are the
+same mechanisms with other numbers: every number is in the ruleset file); ``RULINGS n`` is
 shared/design/RULINGS.md, for situations the rulebooks leave open (all listed in
 docs/rules.md).
 """
@@ -230,7 +231,7 @@ class _Tx:
 
     def reshuffle_if_exhausted(self) -> None:
         """003:75 "When the deck is exhausted, the discards are thoroughly reshuffled to form a
-        new deck." Done as soon as the deck runs out, so an empty deck means no cards to draw
+        new deck." (001:139-140 the same.) Done as soon as the deck runs out, so an empty deck means no cards to draw
         anywhere (RULINGS 3)."""
         if self.deck or not any(self.discards):
             return
@@ -270,7 +271,8 @@ class _Tx:
         """Refill the row and apply the three-Locomotive flush until it holds.
 
         003:73 "If at any time, 3 of the faceup cards are Locomotives, all 5 cards are
-        immediately discarded and 5 new ones drawn to replace them." Guarded by RULINGS 1 (only
+        immediately discarded and 5 new ones drawn to replace them." (001:135-137 the same
+        with Taxi cards; 001:92-94 at setup too.) Guarded by RULINGS 1 (only
         while deck + discards + row hold enough non-Locomotives to deal a row that stands) and
         ordered by RULINGS 2 (old row to the discards first, reshuffle only if the deck runs
         out while dealing). Called after every transition that moves cards, so a row left
@@ -321,7 +323,8 @@ class _Tx:
                 return
         elif self.trains[seat] <= self.ruleset.trains_trigger:
             # 003:101 "When one player's stock of Trains is down to 2 or less at the end of
-            # his turn" (the check is at the end of the turn, so it is made here).
+            # his turn" (the check is at the end of the turn, so it is made here); 001:36-37
+            # "two or fewer plastic Taxis left". The number is the ruleset's trains_trigger.
             self.last_round = n
             self.events.append(LastRoundStarted(seat, self.trains[seat]))
         if self.passes >= n:
@@ -345,7 +348,7 @@ def new_game(ruleset: Ruleset, num_seats: int, seed: int) -> GameState:
     """A game after the deal, waiting for seat 0 to choose its starting tickets.
 
     003:9-17: trains, 4 cards each, 5 face up, 3 tickets each (kept >= 2 in the first
-    decisions). Seat 0 starts (003:19 leaves the choice to the players; the referee seats the
+    decisions); 001:85-104 the same steps with New York's numbers (the ruleset's). Seat 0 starts (003:19 leaves the choice to the players; the referee seats the
     starting player at 0).
     """
     if isinstance(num_seats, bool) or not isinstance(num_seats, int):
@@ -465,6 +468,8 @@ def _claims(state: GameState, tables: _Tables, out: list[Action]) -> None:
     003:53 cards matching colour and quantity; 003:83 gray = any one colour; 003:67
     Locomotives are wild; 003:79 one route per turn; trains: a route needs one train per space
     (003:53 "placing one train on each space"); 003:87 double routes (in ``blocked``).
+    New York: 001:155-159 cards of the route's colour, 001:1-2 gray, 001:120-122 Taxi cards
+    are wild, 001:5-6 one route per turn, 001:8-9 one Taxi per space, 001:147-153 doubles.
     Candidate routes come from precomputed bitmasks, so the work is proportional to the
     claims found rather than to the size of the map.
     """
@@ -549,7 +554,7 @@ def apply(state: GameState, action: Action) -> GameState:
             if card == LOCOMOTIVE and phase is Phase.SECOND_CARD:
                 raise IllegalActionError(
                     "draw.second_locomotive",
-                    "a face-up Locomotive cannot be taken as the second card (003:71)",
+                    "a face-up Locomotive cannot be taken as the second card (003:71, 001:132)",
                 )
             tx.face_up = (*state.face_up[:slot], EMPTY, *state.face_up[slot + 1 :])
             tx.add_to_hand(state.seat, card)
@@ -557,7 +562,7 @@ def apply(state: GameState, action: Action) -> GameState:
             tx.settle_row()  # 003:49 "immediately turn a replacement card faceup"
             if card == LOCOMOTIVE:
                 # 003:69 "If a player selects a faceup Locomotive card, it is the only card he
-                # may pick this turn."
+                # may pick this turn." 001:131-132 the same for a face-up Taxi card.
                 tx.end_turn()
             else:
                 _after_card(tx, first=phase is Phase.TURN)
@@ -572,7 +577,9 @@ def apply(state: GameState, action: Action) -> GameState:
             if not state.ticket_deck:
                 raise IllegalActionError("tickets.deck_empty", "the ticket deck is empty")
             # 003:59 "Draw 3 ... from the top"; 003:93 "If there are less than 3 Tickets left,
-            # the player draws only what is available."
+            # the player draws only what is available." 001:24-25 draw two; 001:30-31 "If there
+            # is only one ... left ... you can still do this action but must keep the card"
+            # (keep >= min(keep_min, drawn), in _keep)
             n = min(state.ruleset.tickets_drawn, len(state.ticket_deck))
             drawn = tuple(reversed(state.ticket_deck[-n:]))
             tx.ticket_deck = state.ticket_deck[:-n]
@@ -688,8 +695,9 @@ def _claim(state: GameState, tx: _Tx, action: ClaimRoute) -> None:
             )
         raise IllegalActionError(
             "claim.double_route_closed",
-            f"the other track of {label} is claimed, and in 2 or 3 player games only one of "
-            "the Double Routes can be used (003:87)",
+            f"the other track of {label} is claimed, and with fewer than "
+            f"{rules.both_tracks_min_players} players only one track of a double route can "
+            "be used (003:87, 001:152-153)",
         )
     if state.trains[seat] < length:
         raise IllegalActionError(
@@ -730,9 +738,10 @@ def _claim(state: GameState, tx: _Tx, action: ClaimRoute) -> None:
     sibling = route.sibling
     if sibling is not None:
         sbit = 1 << sibling
-        blocked[seat] |= sbit  # 003:87 "One player cannot claim both routes."
+        blocked[seat] |= sbit  # 003:87 "One player cannot claim both routes." (001:149-150)
         if state.num_seats < rules.both_tracks_min_players:
             # 003:87 "In 2 or 3 player games, only one of the Double Routes can be used."
+            # 001:152-153 in two-player games only (New York's threshold is 3 seats).
             blocked = [b | sbit for b in blocked]
     tx.blocked = tuple(blocked)
     tx.events.append(RouteClaimed(seat, index, colour, locos, points))
@@ -773,6 +782,6 @@ def _keep(state: GameState, tx: _Tx, kept: object, minimum: int) -> None:
     tx.tickets = _set(state.tickets, seat, state.tickets[seat] + tuple(sorted(kept)))
     tx.offered = _set(state.offered, seat, ())
     # 003:17, 003:59 "Returned cards go to the bottom of the deck" (RULINGS 6: at setup, in
-    # seat order). The bottom is the front of the tuple.
+    # seat order); 001:27-28, 001:100-102 the same. The bottom is the front of the tuple.
     tx.ticket_deck = returned + state.ticket_deck  # returned[0] ends deepest
     tx.events.append(TicketsKept(seat, len(kept), len(returned), tuple(sorted(kept))))

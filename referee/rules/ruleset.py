@@ -16,7 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, parse_route_colour
+from referee.rules.cards import (
+    CARD_NAMES,
+    GRAY,
+    LOCOMOTIVE,
+    NUM_CARD_KINDS,
+    NUM_COLOURS,
+    parse_route_colour,
+)
 
 
 class RulesetError(ValueError):
@@ -27,8 +34,13 @@ class RulesetError(ValueError):
 class City:
     index: int
     name: str
-    x: float
-    y: float
+    #: position for drawing, as fractions of the board (``None`` where the data has none:
+    #: shared/data/newyork/ gives no coordinates, and none are made up)
+    x: float | None
+    y: float | None
+    #: a Tourist Attraction (001:79-81 "one point for each Tourist Attraction that is
+    #: connected to one or more of the Routes they claimed"); False on maps without them
+    attraction: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +74,11 @@ class GameMap:
     routes: tuple[Route, ...]
     city_index: Mapping[str, int] = field(repr=False, compare=False)
 
+    @property
+    def attractions(self) -> tuple[int, ...]:
+        """Indices of the cities that are Tourist Attractions (001:79-81)."""
+        return tuple(c.index for c in self.cities if c.attraction)
+
     def route_label(self, index: int) -> str:
         """``Denver-Omaha (4 red, #12)`` style label used in error messages and tables."""
         r = self.routes[index]
@@ -77,6 +94,19 @@ def _colour_name(colour: int) -> str:
     return card_name(colour)
 
 
+#: The bonus cards a ruleset may hand out at the end (003:107 longest path, 003:25
+#: Globetrotter); a ruleset lists the ones it uses.
+BONUS_KINDS = ("longest_path", "globetrotter")
+
+
+@dataclass(frozen=True, slots=True)
+class BonusCard:
+    """One end-of-game bonus card a variant uses: which one, and what it is worth."""
+
+    kind: str  #: one of ``BONUS_KINDS``
+    points: int
+
+
 @dataclass(frozen=True, slots=True)
 class Ruleset:
     """Every number the rulebooks give for one variant, plus its map and ticket deck."""
@@ -84,13 +114,13 @@ class Ruleset:
     name: str
     version: str
     title: str
+    description: str  #: one line for ``ttr variants``
     game_map: GameMap
     tickets: tuple[Ticket, ...]
     min_players: int
     max_players: int
-    # deck
-    per_colour: int
-    locomotives: int
+    #: the train deck: cards of each kind (``NUM_CARD_KINDS`` counts, the wild card last)
+    deck: tuple[int, ...]
     # setup
     trains: int
     hand_size: int
@@ -106,8 +136,8 @@ class Ruleset:
     trains_trigger: int
     # scoring
     route_points: tuple[int, ...]  #: indexed by route length (index 0 unused, = 0)
-    longest_path_bonus: int
-    globetrotter_bonus: int
+    bonuses: tuple[BonusCard, ...]  #: the bonus cards in play, in the ruleset's order
+    attraction_points: int  #: per Tourist Attraction touched by a seat's routes (0 = none)
     tie_breaks: tuple[str, ...]
     # doubles
     both_tracks_min_players: int
@@ -119,13 +149,35 @@ class Ruleset:
 
     @property
     def deck_size(self) -> int:
-        return self.per_colour * NUM_COLOURS + self.locomotives
+        return sum(self.deck)
+
+    @property
+    def locomotives(self) -> int:
+        """Wild cards in the deck (Locomotives; New York's Taxi cards, 001:120-122)."""
+        return self.deck[LOCOMOTIVE]
 
     def initial_deck_counts(self) -> tuple[int, ...]:
-        return (self.per_colour,) * NUM_COLOURS + (self.locomotives,)
+        return self.deck
+
+    def bonus_points(self, kind: str) -> int:
+        """Points of the bonus card ``kind`` in this ruleset; 0 when it is not in play."""
+        for bonus in self.bonuses:
+            if bonus.kind == kind:
+                return bonus.points
+        return 0
+
+    @property
+    def longest_path_bonus(self) -> int:
+        return self.bonus_points("longest_path")
+
+    @property
+    def globetrotter_bonus(self) -> int:
+        return self.bonus_points("globetrotter")
 
 
 TIE_BREAKS = frozenset({"tickets_completed", "longest_path", "globetrotter"})
+#: Tie-breaks that only make sense while their bonus card is in play.
+_TIE_BREAK_NEEDS_BONUS = {"longest_path": "longest_path", "globetrotter": "globetrotter"}
 
 _DATA = resources.files("referee.rules") / "data"
 
@@ -178,6 +230,17 @@ class _Table:
             raise RulesetError(f"{self._where}.{key}: expected an integer or null, got {value!r}")
         return value
 
+    def get_bool(self, key: str, default: bool) -> bool:
+        if key not in self._data:
+            return default
+        value = self._get(key)
+        if not isinstance(value, bool):
+            raise RulesetError(f"{self._where}.{key}: expected true or false, got {value!r}")
+        return value
+
+    def has(self, key: str) -> bool:
+        return key in self._data
+
     def get_list(self, key: str) -> list[Any]:
         value = self._get(key)
         if not isinstance(value, list):
@@ -207,7 +270,12 @@ def parse_map(data: object, where: str) -> GameMap:
     index: dict[str, int] = {}
     for i, raw in enumerate(top.get_list("cities")):
         t = _Table(raw, f"{where}.cities[{i}]")
-        city = City(i, t.get_str("name"), t.get_float("x"), t.get_float("y"))
+        name = t.get_str("name")
+        if t.has("x") != t.has("y"):
+            raise RulesetError(f"{where}.cities[{i}]: give both x and y, or neither")
+        x = t.get_float("x") if t.has("x") else None
+        y = t.get_float("y") if t.has("y") else None
+        city = City(i, name, x, y, t.get_bool("attraction", False))
         t.done()
         if city.name in index:
             raise RulesetError(f"{where}: city {city.name!r} listed twice")
@@ -316,14 +384,18 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
     name = top.get_str("name")
     version = top.get_str("version")
     title = top.get_str("title")
+    description = top.get_str("description")
     map_name = top.get_str("map")
     min_players = top.get_int("min_players", 2, 8)
     max_players = top.get_int("max_players", min_players, 8)
 
-    deck = top.get_table("deck")
-    per_colour = deck.get_int("per_colour", 1, 100)
-    locomotives = deck.get_int("locomotives", 0, 100)
-    deck.done()
+    # The deck names every card kind, zeros included: a variant with fewer colours (New York's
+    # six, 001:170-175) says so instead of relying on a default.
+    deck_t = top.get_table("deck")
+    deck = tuple(deck_t.get_int(kind, 0, 1000) for kind in CARD_NAMES)
+    deck_t.done()
+    if not any(deck[:NUM_COLOURS]):
+        raise RulesetError(f"{where}.deck: no coloured cards")
 
     tickets_t = top.get_table("tickets")
     ticket_file = tickets_t.get_str("file")
@@ -354,8 +426,20 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
 
     scoring = top.get_table("scoring")
     raw_points = scoring.get_list("route_points")
-    longest = scoring.get_int("longest_path_bonus", 0, 1000)
-    globetrotter = scoring.get_int("globetrotter_bonus", 0, 1000)
+    bonuses = []
+    for i, raw in enumerate(scoring.get_list("bonuses")):
+        b = _Table(raw, f"{where}.scoring.bonuses[{i}]")
+        kind = b.get_str("kind")
+        if kind not in BONUS_KINDS:
+            raise RulesetError(
+                f"{where}.scoring.bonuses[{i}].kind: unknown bonus {kind!r}; "
+                f"expected one of {list(BONUS_KINDS)}"
+            )
+        if any(other.kind == kind for other in bonuses):
+            raise RulesetError(f"{where}.scoring.bonuses: {kind!r} listed twice")
+        bonuses.append(BonusCard(kind, b.get_int("points", 1, 1000)))
+        b.done()
+    attraction_points = scoring.get_int("attraction_points", 0, 1000)
     tie_breaks = scoring.get_list("tie_breaks")
     scoring.done()
     if not raw_points or not all(
@@ -369,6 +453,12 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
             raise RulesetError(
                 f"{where}.scoring.tie_breaks: unknown tie-break {tb!r}; "
                 f"expected one of {sorted(TIE_BREAKS)}"
+            )
+        needs = _TIE_BREAK_NEEDS_BONUS.get(tb)
+        if needs is not None and all(b.kind != needs for b in bonuses):
+            raise RulesetError(
+                f"{where}.scoring.tie_breaks: {tb!r} breaks ties by a bonus card the ruleset "
+                f"does not use (scoring.bonuses has no {needs!r})"
             )
 
     doubles = top.get_table("doubles")
@@ -390,7 +480,11 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
         [str(s) for s in ticket_sets],
         points_key,
     )
-    deck_total = per_colour * NUM_COLOURS + locomotives
+    if attraction_points and not game_map.attractions:
+        raise RulesetError(
+            f"{where}.scoring.attraction_points: map {map_name!r} has no Tourist Attractions"
+        )
+    deck_total = sum(deck)
     if hand_size * max_players + face_up > deck_total:
         raise RulesetError(f"{where}: the deck of {deck_total} cannot deal every hand and the row")
     if setup_dealt * max_players > len(tickets):
@@ -400,12 +494,12 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
         name=name,
         version=version,
         title=title,
+        description=description,
         game_map=game_map,
         tickets=tickets,
         min_players=min_players,
         max_players=max_players,
-        per_colour=per_colour,
-        locomotives=locomotives,
+        deck=deck,
         trains=trains,
         hand_size=hand_size,
         face_up=face_up,
@@ -417,8 +511,8 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
         flush_locomotives=flush_locomotives,
         trains_trigger=trains_trigger,
         route_points=(0, *raw_points),
-        longest_path_bonus=longest,
-        globetrotter_bonus=globetrotter,
+        bonuses=tuple(bonuses),
+        attraction_points=attraction_points,
         tie_breaks=tuple(str(t) for t in tie_breaks),
         both_tracks_min_players=both_min,
     )

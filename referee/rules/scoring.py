@@ -1,6 +1,6 @@
 """Final scoring: routes, tickets, the longest path, bonuses, the winner and tie-breaks.
 
-003:105-109 and 002:114-120. Everything here is recomputed from the claims (bitmasks) and the
+003:105-109 and 002:114-120; New York's Tourist Attractions and tie rule, 001:70-81, 001:40-42. Everything here is recomputed from the claims (bitmasks) and the
 kept tickets, which is what lets the tests compare it with the running route score.
 """
 
@@ -22,6 +22,9 @@ class SeatScore:
     longest_path: int  #: length in trains of the seat's longest continuous path
     longest_path_bonus: int  #: 003:107
     globetrotter_bonus: int  #: 003:25 (1910 variants; 0 where the ruleset has no such card)
+    #: Tourist Attractions touched by the seat's routes (city indices, ascending; 001:79-81)
+    attractions: tuple[int, ...]
+    attraction_points: int  #: ``len(attractions) * ruleset.attraction_points``
     total: int
     rank: int  #: 1 = winner; tied seats share a rank (RULINGS 8)
 
@@ -117,6 +120,19 @@ def _component_has_odd(adjacency: dict[int, list[tuple[int, int, int]]], start: 
     return False
 
 
+def attractions_touched(game_map: GameMap, owned: int) -> tuple[int, ...]:
+    """001:79-81 "one point for each Tourist Attraction that is connected to one or more of
+    the Routes they claimed": an attraction counts once, however many of the seat's routes end
+    there, and it need not lie on a ticket's path."""
+    routes = game_map.routes
+    touched = set()
+    for index in owned_routes(owned):
+        r = routes[index]
+        touched.add(r.a)
+        touched.add(r.b)
+    return tuple(c for c in game_map.attractions if c in touched)
+
+
 def route_points_of(ruleset: Ruleset, owned: int) -> int:
     """Route points recomputed from scratch (the engine keeps a running total)."""
     routes = ruleset.game_map.routes
@@ -161,11 +177,16 @@ def outcome(state: GameState) -> Outcome:
         rules.globetrotter_bonus > 0 and most_tickets > 0 and len(c) == most_tickets
         for c in completed
     ]
+    attractions = [
+        attractions_touched(game_map, state.owned[seat]) if rules.attraction_points else ()
+        for seat in range(state.num_seats)
+    ]
     totals = []
     for seat in range(state.num_seats):
         totals.append(
             route_points_of(rules, state.owned[seat])
             + ticket_points[seat]
+            + len(attractions[seat]) * rules.attraction_points
             + (rules.longest_path_bonus if has_longest[seat] and rules.longest_path_bonus else 0)
             + (rules.globetrotter_bonus if has_globetrotter[seat] else 0)
         )
@@ -173,7 +194,8 @@ def outcome(state: GameState) -> Outcome:
     def key(seat: int) -> tuple[int, ...]:
         # 003:109 "The player with the most points wins. If a tie, the player who completed the
         # most Destination Tickets wins. If still tied, the player with the Longest Continuous
-        # Path bonus card wins." Tie-break order comes from the ruleset.
+        # Path bonus card wins." 001:40-42 New York: most tickets, then shared. Tie-break order
+        # comes from the ruleset.
         parts = [totals[seat]]
         for tie_break in rules.tie_breaks:
             if tie_break == "tickets_completed":
@@ -199,6 +221,8 @@ def outcome(state: GameState) -> Outcome:
                 longest_path=lengths[seat],
                 longest_path_bonus=rules.longest_path_bonus if has_longest[seat] else 0,
                 globetrotter_bonus=rules.globetrotter_bonus if has_globetrotter[seat] else 0,
+                attractions=attractions[seat],
+                attraction_points=len(attractions[seat]) * rules.attraction_points,
                 total=totals[seat],
                 rank=rank,
             )
