@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from referee.rules import RulesetError, available_variants, load_ruleset
 from referee.rules.ruleset import Ruleset
-from referee.rules.scoring import Outcome
+from referee.rules.scoring import Outcome, SeatScore
 
 
 class UserError(Exception):
@@ -48,23 +48,62 @@ def _load(variant: str) -> Ruleset:
         raise UserError(str(e)) from None
 
 
+#: Short column headers of the bonus cards a ruleset may use (``ruleset.BONUS_KINDS``).
+_BONUS_COLUMNS = {"longest_path": "+longest", "globetrotter": "+globe"}
+
+
 def format_outcome(ruleset: Ruleset, result: Outcome, names: list[str] | None = None) -> str:
-    """A plain-text score table with the breakdown of every seat."""
-    header = (
-        f"{'rank':>4}  {'seat':<12} {'total':>5} {'routes':>6} {'tickets':>7} "
-        f"{'done/all':>8} {'longest':>7} {'bonus':>5}"
+    """A plain-text score table with every scoring component the ruleset uses, so a bot
+    author can see why a score is what it is: the columns add up to the total."""
+    columns: list[tuple[str, int, list[str]]] = []  # header, width, cells (sorted seat order)
+    seats = sorted(result.seats, key=lambda s: (s.rank, s.seat))
+
+    def column(header: str, cells: list[str], left: bool = False) -> None:
+        width = max(len(header), *(len(c) for c in cells))
+        columns.append((header, -width if left else width, cells))
+
+    column("rank", [str(s.rank) for s in seats])
+    column("seat", [names[s.seat] if names else f"seat {s.seat}" for s in seats], left=True)
+    column("total", [str(s.total) for s in seats])
+    column("routes", [str(s.route_points) for s in seats])
+    column("tickets", [str(s.ticket_points) for s in seats])
+    column(
+        "done/all",
+        [
+            f"{len(s.tickets_completed)}/{len(s.tickets_completed) + len(s.tickets_failed)}"
+            for s in seats
+        ],
     )
+    for bonus in ruleset.bonuses:
+        column(_BONUS_COLUMNS[bonus.kind], [str(s.bonus_points(bonus.kind)) for s in seats])
+    if ruleset.attraction_points:
+        column("+attract", [str(s.attraction_points) for s in seats])
+    column("path", [str(s.longest_path) for s in seats])
+
+    def row(cells: list[str]) -> str:
+        return "  ".join(
+            f"{cell:<{-w}}" if w < 0 else f"{cell:>{w}}"
+            for cell, (_, w, _) in zip(cells, columns, strict=True)
+        ).rstrip()
+
+    header = row([h for h, _, _ in columns])
     lines = [header, "-" * len(header)]
-    for s in sorted(result.seats, key=lambda s: (s.rank, s.seat)):
-        name = names[s.seat] if names else f"seat {s.seat}"
-        done = len(s.tickets_completed)
-        total_tickets = done + len(s.tickets_failed)
-        lines.append(
-            f"{s.rank:>4}  {name:<12} {s.total:>5} {s.route_points:>6} {s.ticket_points:>7} "
-            f"{f'{done}/{total_tickets}':>8} {s.longest_path:>7} "
-            f"{s.longest_path_bonus + s.globetrotter_bonus:>5}"
-        )
+    lines.extend(row([cells[i] for _, _, cells in columns]) for i in range(len(seats)))
     return "\n".join(lines)
+
+
+def outcome_breakdown(ruleset: Ruleset, score: SeatScore) -> dict[str, object]:
+    """One seat's score components for ``--json`` output (what the total is made of)."""
+    return {
+        "route_points": score.route_points,
+        "ticket_points": score.ticket_points,
+        "tickets_completed": len(score.tickets_completed),
+        "tickets_failed": len(score.tickets_failed),
+        "longest_path": score.longest_path,
+        "bonuses": {b.kind: score.bonus_points(b.kind) for b in ruleset.bonuses},
+        "attractions": [ruleset.game_map.cities[c].name for c in score.attractions],
+        "attraction_points": score.attraction_points,
+    }
 
 
 def cmd_selfplay(args: argparse.Namespace) -> int:
@@ -107,6 +146,35 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
         f"score mean {stats.mean_score} (sd {stats.stdev_score}, min {stats.min_score}, "
         f"max {stats.max_score})  winner mean {stats.mean_winning_score}"
     )
+    return 0
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    rulesets = [_load(name) for name in available_variants()]
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": r.name,
+                        "version": r.version,
+                        "ident": r.ident,
+                        "title": r.title,
+                        "min_players": r.min_players,
+                        "max_players": r.max_players,
+                        "description": r.description,
+                    }
+                    for r in rulesets
+                ]
+            )
+        )
+        return 0
+    name_w = max(len(r.ident) for r in rulesets)
+    title_w = max(len(r.title) for r in rulesets)
+    print(f"{'variant':<{name_w}}  {'players':<7}  {'title':<{title_w}}  description")
+    for r in rulesets:
+        players = f"{r.min_players}-{r.max_players}"
+        print(f"{r.ident:<{name_w}}  {players:<7}  {r.title:<{title_w}}  {r.description}")
     return 0
 
 
@@ -154,6 +222,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 "rank": s.rank,
                 "tickets_completed": len(s.tickets_completed),
                 "faults": faults[s.seat],
+                "breakdown": outcome_breakdown(ruleset, s),
             }
             for s in result.outcome.seats
         ]
@@ -369,6 +438,23 @@ def build_parser() -> argparse.ArgumentParser:
         description="TTR Arena: the referee, bot tools and league tools for Ticket to Ride.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "variants",
+        help="list the variants (rulesets) the referee knows",
+        description=(
+            "List every packaged variant: its name@version (what records and rating pools "
+            "carry), the player range, the title and a one-line description. Any of them can "
+            "be given to --variant."
+        ),
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of {name, version, ident, title, min_players, max_players, "
+        "description}",
+    )
+    p.set_defaults(func=cmd_variants)
 
     p = sub.add_parser(
         "selfplay",

@@ -106,7 +106,29 @@ def verify(record_path: str | Path) -> Difference | None:
             return Difference(number, "events", entry.get("events"), events)
     if not state.is_over:
         return Difference(None, "game over", True, False)
-    final = outcome_to_json(outcome(state))
+    final = _as_recorded(data["outcome"], outcome_to_json(outcome(state)))
     if data["outcome"] != final:
         return Difference(None, "final scores", data["outcome"], final)
     return None
+
+
+#: Score fields added to ``ttr-record/1`` after its first records were written, with the value
+#: they had in every game of that time (no map had Tourist Attractions then).
+_LATER_SEAT_FIELDS: dict[str, Any] = {"attractions": [], "attraction_points": 0}
+
+
+def _as_recorded(recorded: Any, final: dict[str, Any]) -> dict[str, Any]:
+    """``final`` without the seat fields a record predates, where the replay's value is what
+    those records implied: older records still verify, and a replay that scored an attraction
+    where the record cannot show one is still a difference."""
+    seats = recorded.get("seats") if isinstance(recorded, dict) else None
+    if not isinstance(seats, list) or len(seats) != len(final.get("seats", [])):
+        return final
+    out_seats = []
+    for old, new in zip(seats, final["seats"], strict=True):
+        if isinstance(old, dict):
+            new = {
+                k: v for k, v in new.items() if k in old or _LATER_SEAT_FIELDS.get(k, object()) != v
+            }
+        out_seats.append(new)
+    return {**final, "seats": out_seats}

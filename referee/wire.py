@@ -34,7 +34,7 @@ from referee.rules.actions import (
     KeepTickets,
     Pass,
 )
-from referee.rules.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS
+from referee.rules.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS, NUM_COLOURS
 from referee.rules.errors import MalformedActionError
 from referee.rules.events import (
     BlindDrawn,
@@ -51,7 +51,7 @@ from referee.rules.events import (
     TicketsKept,
 )
 from referee.rules.memo import memoized, per_object
-from referee.rules.ruleset import Ruleset
+from referee.rules.ruleset import BonusCard, Ruleset
 from referee.rules.scoring import Outcome, SeatScore
 from referee.rules.state import EMPTY, Phase
 from referee.rules.view import PlayerPublic, SeatView
@@ -71,8 +71,11 @@ __all__ = [
     "act_request_pb",
     "action_from_pb",
     "action_to_pb",
+    "bonus_kind_from_pb",
+    "bonuses_from_pb",
     "card_from_pb",
     "card_to_pb",
+    "deck_from_pb",
     "event_from_pb",
     "event_to_pb",
     "events_from_pb",
@@ -158,6 +161,12 @@ _PB_TO_PHASE = _invert(_PHASE_TO_PB)
 _END_REASON_PREFIX = "END_REASON_"
 _BONUS_LONGEST_PATH = scoring_pb2.BONUS_KIND_LONGEST_PATH
 _BONUS_GLOBETROTTER = scoring_pb2.BONUS_KIND_GLOBETROTTER
+#: a ruleset's bonus card kinds (``ruleset.BONUS_KINDS``) and their wire values
+_BONUS_TO_PB: dict[str, BonusKindPb] = {
+    "longest_path": _BONUS_LONGEST_PATH,
+    "globetrotter": _BONUS_GLOBETROTTER,
+}
+_PB_TO_BONUS = _invert(_BONUS_TO_PB)
 
 
 def card_to_pb(card: int) -> CardColourPb:
@@ -688,6 +697,8 @@ def outcome_to_pb(outcome: Outcome) -> scoring_pb2.Outcome:
                 bonuses=bonuses,
                 total=s.total,
                 rank=s.rank,
+                attractions=s.attractions,
+                attraction_points=s.attraction_points,
             )
         )
     return scoring_pb2.Outcome(
@@ -714,6 +725,8 @@ def outcome_from_pb(msg: scoring_pb2.Outcome) -> Outcome:
                 longest_path=s.longest_path,
                 longest_path_bonus=bonus.get(_BONUS_LONGEST_PATH, 0),
                 globetrotter_bonus=bonus.get(_BONUS_GLOBETROTTER, 0),
+                attractions=tuple(s.attractions),
+                attraction_points=s.attraction_points,
                 total=s.total,
                 rank=s.rank,
             )
@@ -745,7 +758,10 @@ def map_to_pb(ruleset: Ruleset) -> game_map_pb2.GameMap:
         name=game_map.name,
         version=game_map.version,
         cities=[
-            game_map_pb2.City(index=c.index, name=c.name, x=c.x, y=c.y) for c in game_map.cities
+            game_map_pb2.City(
+                index=c.index, name=c.name, x=c.x, y=c.y, tourist_attraction=c.attraction
+            )
+            for c in game_map.cities
         ],
         routes=routes,
         tickets=[
@@ -762,7 +778,7 @@ def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
     return game_map_pb2.RuleParameters(
         min_seats=ruleset.min_players,
         max_seats=ruleset.max_players,
-        cards_per_colour=ruleset.per_colour,
+        cards_per_colour=_uniform_colour_count(ruleset),
         locomotives=ruleset.locomotives,
         trains=ruleset.trains,
         hand_size=ruleset.hand_size,
@@ -779,7 +795,53 @@ def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
         globetrotter_bonus=ruleset.globetrotter_bonus,
         tie_breaks=ruleset.tie_breaks,
         both_tracks_min_seats=ruleset.both_tracks_min_players,
+        deck=_counts_to_pb(ruleset.deck),
+        bonuses=[
+            scoring_pb2.Bonus(kind=_BONUS_TO_PB[b.kind], points=b.points) for b in ruleset.bonuses
+        ],
+        attraction_points=ruleset.attraction_points,
     )
+
+
+def _uniform_colour_count(ruleset: Ruleset) -> int:
+    """``cards_per_colour`` for bots written before ``deck``: the count when every colour has
+    the same, else 0 (New York's deck has six colours)."""
+    colours = set(ruleset.deck[:NUM_COLOURS])
+    return colours.pop() if len(colours) == 1 else 0
+
+
+def deck_from_pb(rules: game_map_pb2.RuleParameters) -> tuple[int, ...]:
+    """The deck composition per card kind; from ``cards_per_colour`` and ``locomotives`` when
+    the sender predates ``deck``."""
+    if rules.deck:
+        return _counts_from_pb(rules.deck, "RuleParameters.deck")
+    return (rules.cards_per_colour,) * NUM_COLOURS + (rules.locomotives,)
+
+
+def bonuses_from_pb(rules: game_map_pb2.RuleParameters) -> tuple[BonusCard, ...]:
+    """The bonus cards in play; from the two point fields when the sender predates
+    ``bonuses``."""
+    if rules.bonuses:
+        out: list[BonusCard] = []
+        for b in rules.bonuses:
+            kind = bonus_kind_from_pb(b.kind)
+            if any(o.kind == kind for o in out):
+                raise WireError(f"RuleParameters.bonuses: {kind} listed twice")
+            out.append(BonusCard(kind, b.points))
+        return tuple(out)
+    legacy = (
+        ("longest_path", rules.longest_path_bonus),
+        ("globetrotter", rules.globetrotter_bonus),
+    )
+    return tuple(BonusCard(kind, points) for kind, points in legacy if points)
+
+
+def bonus_kind_from_pb(kind: int) -> str:
+    """A ``BonusKind`` as the ruleset's name for it; raises :class:`WireError` if unknown."""
+    name = _PB_TO_BONUS.get(BonusKindPb(kind))
+    if name is None:
+        raise WireError(f"BonusKind {kind} is not one this version knows")
+    return name
 
 
 @per_object

@@ -127,7 +127,16 @@ def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
 def _ruleset_from_pb(
     name: str, version: str, m: game_map_pb2.GameMap, r: game_map_pb2.RuleParameters
 ) -> Ruleset:
-    cities = tuple(City(i, c.name, c.x, c.y) for i, c in enumerate(m.cities))
+    cities = tuple(
+        City(
+            i,
+            c.name,
+            c.x if c.HasField("x") else None,
+            c.y if c.HasField("y") else None,
+            c.tourist_attraction,
+        )
+        for i, c in enumerate(m.cities)
+    )
     routes = []
     for i, pr in enumerate(m.routes):
         if pr.index != i:
@@ -148,12 +157,12 @@ def _ruleset_from_pb(
         name=name,
         version=version,
         title=m.name,
+        description="",
         game_map=game_map,
         tickets=tickets,
         min_players=r.min_seats,
         max_players=r.max_seats,
-        per_colour=r.cards_per_colour,
-        locomotives=r.locomotives,
+        deck=wire.deck_from_pb(r),
         trains=r.trains,
         hand_size=r.hand_size,
         face_up=r.face_up_slots,
@@ -165,8 +174,8 @@ def _ruleset_from_pb(
         flush_locomotives=r.flush_locomotives,
         trains_trigger=r.trains_trigger,
         route_points=tuple(r.route_points),
-        longest_path_bonus=r.longest_path_bonus,
-        globetrotter_bonus=r.globetrotter_bonus,
+        bonuses=wire.bonuses_from_pb(r),
+        attraction_points=r.attraction_points,
         tie_breaks=tuple(r.tie_breaks),
         both_tracks_min_players=r.both_tracks_min_seats,
     )

@@ -196,7 +196,15 @@ def test_cli_play_by_address_json(tmp_path: Path, capsys: pytest.CaptureFixture[
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"variant", "seed", "players", "record"}
     assert out["seed"] == 4 and len(out["players"]) == 3
-    assert set(out["players"][0]) == {"seat", "bot", "score", "rank", "tickets_completed", "faults"}
+    assert set(out["players"][0]) == {
+        "seat",
+        "bot",
+        "score",
+        "rank",
+        "tickets_completed",
+        "faults",
+        "breakdown",
+    }
     assert verify(out["record"]) is None
 
 

@@ -22,6 +22,7 @@ from referee.rules import (
     DrawFaceUp,
     SeatView,
     apply,
+    available_variants,
     legal_actions,
     load_ruleset,
     new_game,
@@ -140,11 +141,14 @@ def _play(stub: bot_service_pb2_grpc.BotServiceStub, variant: str, seed: int, se
 
 @pytest.mark.parametrize("name", NAMES)
 def test_sample_bot_plays_a_full_game(name: str, served: list[RunningBot]) -> None:
+    """Every sample bot plays every board variant legally over the wire (``_play`` checks
+    each answer against the legal actions)."""
     r = _start(_sample_bot(name), served)
     with grpc.insecure_channel(r.address) as channel:
         stub = bot_service_pb2_grpc.BotServiceStub(channel)
-        assert _play(stub, "usa", seed=7, seat=1) > 10
-        assert r.servicer.active_games == 0  # EndGame forgot the game
+        for i, variant in enumerate(available_variants()):
+            assert _play(stub, variant, seed=7 + i, seat=i % 2) > 5, variant
+        assert r.servicer.active_games == 0  # EndGame forgot the games
 
 
 def test_health_serving_and_unknown_game(served: list[RunningBot]) -> None:
@@ -160,8 +164,9 @@ def test_health_serving_and_unknown_game(served: list[RunningBot]) -> None:
         assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-def test_ruleset_from_start_is_the_packaged_one_or_an_equal_rebuild() -> None:
-    ruleset = load_ruleset("usa")
+@pytest.mark.parametrize("variant", available_variants())
+def test_ruleset_from_start_is_the_packaged_one_or_an_equal_rebuild(variant: str) -> None:
+    ruleset = load_ruleset(variant)
     request = bot_service_pb2.StartGameRequest(
         variant=ruleset.ident,
         game_map=wire.map_to_pb(ruleset),
@@ -176,6 +181,10 @@ def test_ruleset_from_start_is_the_packaged_one_or_an_equal_rebuild() -> None:
     assert [r.sibling for r in rebuilt.game_map.routes] == [
         r.sibling for r in ruleset.game_map.routes
     ]
+    # everything the engine plays by is rebuilt, not only what the messages compare
+    assert rebuilt.game_map.cities == ruleset.game_map.cities
+    for field in ("deck", "bonuses", "attraction_points", "route_points", "tickets", "trains"):
+        assert getattr(rebuilt, field) == getattr(ruleset, field), field
 
 
 def test_bot_subprocess_from_bot_toml() -> None:

@@ -24,8 +24,11 @@ from referee.rules import (
     GameState,
     MalformedActionError,
     Phase,
+    Ruleset,
     apply,
+    available_variants,
     legal_actions,
+    load_ruleset,
     new_game,
     outcome,
     view,
@@ -83,8 +86,8 @@ class Trace:
     offered: tuple[tuple[Action, ...], ...]
 
 
-def random_game(num_seats: int, seed: int) -> Trace:
-    state = new_game(USA, num_seats, seed)
+def random_game(num_seats: int, seed: int, ruleset: Ruleset = USA) -> Trace:
+    state = new_game(ruleset, num_seats, seed)
     rng = random.Random(f"test_wire/{seed}")
     states, offered = [state], []
     while not state.is_over:
@@ -95,9 +98,21 @@ def random_game(num_seats: int, seed: int) -> Trace:
     return Trace(tuple(states), tuple(offered))
 
 
+#: one random game of every other board variant, beside the three usa games
+VARIANT_GAMES = (("usa1910", 4), ("mega", 3), ("bigcities", 5), ("newyork", 2), ("newyork", 4))
+
+
 @pytest.fixture(scope="module")
 def games() -> tuple[Trace, ...]:
-    return (random_game(2, 1), random_game(3, 2), random_game(4, 3))
+    return (
+        random_game(2, 1),
+        random_game(3, 2),
+        random_game(4, 3),
+        *(
+            random_game(seats, 10 + i, load_ruleset(name))
+            for i, (name, seats) in enumerate(VARIANT_GAMES)
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,8 +388,14 @@ def test_outcome_reveals_every_ticket_and_round_trips(games: tuple[Trace, ...]) 
             revealed = sorted([*score.tickets_completed, *score.tickets_failed])
             assert revealed == sorted(final.tickets[seat])
             assert score.total == (
-                score.route_points + score.ticket_points + sum(b.points for b in score.bonuses)
+                score.route_points
+                + score.ticket_points
+                + sum(b.points for b in score.bonuses)
+                + score.attraction_points
             )
+            rules = final.ruleset
+            assert score.attraction_points == len(score.attractions) * rules.attraction_points
+            assert all(rules.game_map.cities[c].attraction for c in score.attractions)
         back = wire.outcome_from_pb(scoring_pb2.Outcome.FromString(msg.SerializeToString()))
         assert back == result
 
@@ -387,13 +408,15 @@ def test_bonuses_are_listed_only_when_awarded(games: tuple[Trace, ...]) -> None:
     assert any(score.bonuses for score in msg.seats)  # someone has the longest path
 
 
-def test_map_facts_match_the_ruleset() -> None:
-    msg = wire.map_to_pb(USA)
-    game_map = USA.game_map
+@pytest.mark.parametrize("name", available_variants())
+def test_map_facts_match_the_ruleset(name: str) -> None:
+    ruleset = load_ruleset(name)
+    msg = wire.map_to_pb(ruleset)
+    game_map = ruleset.game_map
     assert (msg.name, msg.version) == (game_map.name, game_map.version)
     assert [c.index for c in msg.cities] == list(range(len(game_map.cities)))
     assert [r.index for r in msg.routes] == list(range(len(game_map.routes)))
-    assert [t.index for t in msg.tickets] == list(range(len(USA.tickets)))
+    assert [t.index for t in msg.tickets] == list(range(len(ruleset.tickets)))
     for r, pb in zip(game_map.routes, msg.routes, strict=True):
         assert (pb.route_id, pb.city_a, pb.city_b, pb.length) == (r.route_id, r.a, r.b, r.length)
         if r.sibling is None:
@@ -404,17 +427,115 @@ def test_map_facts_match_the_ruleset() -> None:
     gray = [r for r in msg.routes if r.colour == cards_pb2.ROUTE_COLOUR_GRAY]
     assert len(gray) == sum(1 for r in game_map.routes if r.colour == -1) > 0
     assert cards_pb2.ROUTE_COLOUR_UNSPECIFIED not in {r.colour for r in msg.routes}
-    denver = next(c for c in msg.cities if c.name == "Denver")
+    for c, city_pb in zip(game_map.cities, msg.cities, strict=True):
+        assert city_pb.tourist_attraction == c.attraction
+        # a position is sent exactly when the map data has one (none is made up)
+        assert city_pb.HasField("x") == city_pb.HasField("y") == (c.x is not None)
+    assert sum(t.points for t in msg.tickets) == sum(t.points for t in ruleset.tickets)
+
+
+def test_usa_cities_have_positions_and_new_york_has_its_attractions() -> None:
+    denver = next(c for c in wire.map_to_pb(USA).cities if c.name == "Denver")
     assert 0 < denver.x < 1 and 0 < denver.y < 1
-    assert sum(t.points for t in msg.tickets) == sum(t.points for t in USA.tickets)
+    ny = wire.map_to_pb(load_ruleset("newyork"))
+    attractions = {c.name for c in ny.cities if c.tourist_attraction}
+    # shared/data/newyork/PROVENANCE.md: the 9 Tourist Attractions on the board
+    assert attractions == {
+        "Central Park",
+        "Times Square",
+        "United Nations",
+        "Empire State Building",
+        "Chelsea",
+        "Greenwich Village",
+        "Chinatown",
+        "Wall Street",
+        "Brooklyn",
+    }
+    assert not any(c.HasField("x") for c in ny.cities)  # no coordinates in the data
 
 
-def test_rule_parameters_carry_the_rulesets_numbers() -> None:
-    msg = wire.rules_to_pb(USA)
-    assert (msg.trains, msg.hand_size, msg.face_up_slots) == (45, 4, 5)
-    assert list(msg.route_points) == list(USA.route_points)
-    assert list(msg.tie_breaks) == list(USA.tie_breaks)
-    assert msg.both_tracks_min_seats == USA.both_tracks_min_players
+@pytest.mark.parametrize("name", available_variants())
+def test_rule_parameters_carry_the_rulesets_numbers(name: str) -> None:
+    ruleset = load_ruleset(name)
+    msg = wire.rules_to_pb(ruleset)
+    assert (msg.trains, msg.hand_size, msg.face_up_slots) == (
+        ruleset.trains,
+        ruleset.hand_size,
+        ruleset.face_up,
+    )
+    assert (msg.min_seats, msg.max_seats) == (ruleset.min_players, ruleset.max_players)
+    assert (msg.setup_tickets_dealt, msg.setup_tickets_keep_min) == (
+        ruleset.setup_tickets_dealt,
+        ruleset.setup_tickets_keep_min,
+    )
+    assert (msg.tickets_drawn, msg.tickets_keep_min) == (
+        ruleset.tickets_drawn,
+        ruleset.tickets_keep_min,
+    )
+    assert list(msg.route_points) == list(ruleset.route_points)
+    assert list(msg.tie_breaks) == list(ruleset.tie_breaks)
+    assert msg.both_tracks_min_seats == ruleset.both_tracks_min_players
+    assert msg.attraction_points == ruleset.attraction_points
+    # every card kind is listed, zeros included, in the wire's card order
+    assert [c.colour for c in msg.deck] == list(range(1, NUM_CARD_KINDS + 1))
+    assert tuple(c.count for c in msg.deck) == ruleset.deck
+    assert wire.deck_from_pb(msg) == ruleset.deck
+    assert wire.bonuses_from_pb(msg) == ruleset.bonuses
+    assert msg.locomotives == ruleset.deck[-1]
+    assert msg.longest_path_bonus == ruleset.longest_path_bonus
+    assert msg.globetrotter_bonus == ruleset.globetrotter_bonus
+
+
+@pytest.mark.parametrize(
+    ("name", "deck_size", "cards_per_colour", "bonuses", "attraction_points"),
+    [
+        ("usa", 110, 12, [(scoring_pb2.BONUS_KIND_LONGEST_PATH, 10)], 0),
+        ("usa1910", 110, 12, [(scoring_pb2.BONUS_KIND_GLOBETROTTER, 15)], 0),
+        (
+            "mega",
+            110,
+            12,
+            [(scoring_pb2.BONUS_KIND_LONGEST_PATH, 10), (scoring_pb2.BONUS_KIND_GLOBETROTTER, 15)],
+            0,
+        ),
+        ("bigcities", 110, 12, [(scoring_pb2.BONUS_KIND_LONGEST_PATH, 10)], 0),
+        ("newyork", 44, 0, [], 1),
+    ],
+)
+def test_rule_parameters_per_variant(
+    name: str,
+    deck_size: int,
+    cards_per_colour: int,
+    bonuses: list[tuple[int, int]],
+    attraction_points: int,
+) -> None:
+    """The figures a bot plans with, written out (003:25-37, 001:164-175, 001:79-81)."""
+    msg = wire.rules_to_pb(load_ruleset(name))
+    assert sum(c.count for c in msg.deck) == deck_size
+    # cards_per_colour predates `deck`: 0 says the colours differ (New York has six of eight)
+    assert msg.cards_per_colour == cards_per_colour
+    assert [(b.kind, b.points) for b in msg.bonuses] == bonuses
+    assert msg.attraction_points == attraction_points
+
+
+def test_rule_parameters_from_a_referee_before_deck_and_bonuses() -> None:
+    """A sender that predates `deck` and `bonuses` still describes the usa ruleset fully."""
+    old = game_map_pb2.RuleParameters(
+        cards_per_colour=12, locomotives=14, longest_path_bonus=10, globetrotter_bonus=0
+    )
+    assert wire.deck_from_pb(old) == USA.deck
+    assert wire.bonuses_from_pb(old) == USA.bonuses
+
+
+def test_unknown_or_repeated_bonus_kinds_are_wire_errors() -> None:
+    unknown = game_map_pb2.RuleParameters(
+        bonuses=[scoring_pb2.Bonus(kind=scoring_pb2.BonusKind.ValueType(99), points=3)]
+    )
+    with pytest.raises(wire.WireError, match="BonusKind 99"):
+        wire.bonuses_from_pb(unknown)
+    bonus = scoring_pb2.Bonus(kind=scoring_pb2.BONUS_KIND_GLOBETROTTER, points=15)
+    with pytest.raises(wire.WireError, match="twice"):
+        wire.bonuses_from_pb(game_map_pb2.RuleParameters(bonuses=[bonus, bonus]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,20 +567,24 @@ def test_an_act_request_and_both_answer_forms_survive_the_wire(games: tuple[Trac
     assert wire.action_from_pb(back.action) == legal[-1]
 
 
-def test_start_game_carries_the_static_facts() -> None:
+@pytest.mark.parametrize("name", available_variants())
+def test_start_game_carries_the_static_facts(name: str) -> None:
+    ruleset = load_ruleset(name)
     request = bot_service_pb2.StartGameRequest(
         game_id="g1",
-        variant=USA.ident,
-        seat=2,
-        num_seats=4,
-        game_map=wire.map_to_pb(USA),
-        rules=wire.rules_to_pb(USA),
+        variant=ruleset.ident,
+        seat=1,
+        num_seats=2,
+        game_map=wire.map_to_pb(ruleset),
+        rules=wire.rules_to_pb(ruleset),
         clock=bot_service_pb2.ClockSettings(move_limit_ms=1000, bank_ms=30_000),
     )
     got = bot_service_pb2.StartGameRequest.FromString(request.SerializeToString())
-    assert got.variant == "usa@1"
-    assert len(got.game_map.routes) == len(USA.game_map.routes)
+    assert got.variant == f"{name}@{ruleset.version}"
+    assert len(got.game_map.routes) == len(ruleset.game_map.routes)
     assert isinstance(got.game_map, game_map_pb2.GameMap)
+    # typed fields, not `Any`: nothing a board variant needs travels as an extension
+    assert not got.extensions
 
 
 def test_every_message_field_in_the_contract_is_commented() -> None:

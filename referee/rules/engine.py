@@ -231,8 +231,8 @@ class _Tx:
 
     def reshuffle_if_exhausted(self) -> None:
         """003:75 "When the deck is exhausted, the discards are thoroughly reshuffled to form a
-        new deck." (001:139-140 the same.) Done as soon as the deck runs out, so an empty deck means no cards to draw
-        anywhere (RULINGS 3)."""
+        new deck." (001:139-140 the same.) Done as soon as the deck runs out, so an empty deck
+        means no cards to draw anywhere (RULINGS 3)."""
         if self.deck or not any(self.discards):
             return
         cards = [kind for kind, n in enumerate(self.discards) for _ in range(n)]
@@ -348,8 +348,9 @@ def new_game(ruleset: Ruleset, num_seats: int, seed: int) -> GameState:
     """A game after the deal, waiting for seat 0 to choose its starting tickets.
 
     003:9-17: trains, 4 cards each, 5 face up, 3 tickets each (kept >= 2 in the first
-    decisions); 001:85-104 the same steps with New York's numbers (the ruleset's). Seat 0 starts (003:19 leaves the choice to the players; the referee seats the
-    starting player at 0).
+    decisions); 001:85-104 the same steps with New York's numbers (the ruleset's). Seat 0
+    starts (003:19 leaves the choice to the players; the referee seats the starting player at
+    0).
     """
     if isinstance(num_seats, bool) or not isinstance(num_seats, int):
         raise ValueError(f"number of seats must be an integer, got {num_seats!r}")

@@ -426,7 +426,7 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
 
     scoring = top.get_table("scoring")
     raw_points = scoring.get_list("route_points")
-    bonuses = []
+    bonuses: list[BonusCard] = []
     for i, raw in enumerate(scoring.get_list("bonuses")):
         b = _Table(raw, f"{where}.scoring.bonuses[{i}]")
         kind = b.get_str("kind")

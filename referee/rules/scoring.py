@@ -1,7 +1,8 @@
 """Final scoring: routes, tickets, the longest path, bonuses, the winner and tie-breaks.
 
-003:105-109 and 002:114-120; New York's Tourist Attractions and tie rule, 001:70-81, 001:40-42. Everything here is recomputed from the claims (bitmasks) and the
-kept tickets, which is what lets the tests compare it with the running route score.
+003:105-109 and 002:114-120; New York's Tourist Attractions and tie rule, 001:70-81 and
+001:40-42. Everything here is recomputed from the claims (bitmasks) and the kept tickets,
+which is what lets the tests compare it with the running route score.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ class SeatScore:
     attraction_points: int  #: ``len(attractions) * ruleset.attraction_points``
     total: int
     rank: int  #: 1 = winner; tied seats share a rank (RULINGS 8)
+
+    def bonus_points(self, kind: str) -> int:
+        """Points awarded for the bonus card ``kind`` (``ruleset.BONUS_KINDS``); 0 if none."""
+        return {"longest_path": self.longest_path_bonus, "globetrotter": self.globetrotter_bonus}[
+            kind
+        ]
 
 
 @dataclass(frozen=True, slots=True)

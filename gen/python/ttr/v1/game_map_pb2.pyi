@@ -11,6 +11,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
 from ttr.v1 import cards_pb2 as _cards_pb2
+from ttr.v1 import scoring_pb2 as _scoring_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -80,31 +81,45 @@ class City(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     X_FIELD_NUMBER: _builtins.int
     Y_FIELD_NUMBER: _builtins.int
+    TOURIST_ATTRACTION_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """Position in GameMap.cities (0-based)."""
     name: _builtins.str
     """Name as printed on the board, e.g. "Denver"."""
     x: _builtins.float
     """Horizontal position for drawing, as a fraction of the board width (0 = left edge, 1 =
-    right edge).
+    right edge). Absent where the map data has no coordinates (New York).
     """
     y: _builtins.float
     """Vertical position for drawing, as a fraction of the board height (0 = top edge, 1 =
-    bottom edge).
+    bottom edge). Absent exactly when x is.
+    """
+    tourist_attraction: _builtins.bool
+    """A Tourist Attraction (New York, 001:79-81): a seat scores
+    RuleParameters.attraction_points once for each attraction touched by one or more of its
+    routes. False on maps without attractions.
     """
     def __init__(
         self,
         *,
         index: _builtins.int = ...,
         name: _builtins.str = ...,
-        x: _builtins.float = ...,
-        y: _builtins.float = ...,
+        x: _builtins.float | None = ...,
+        y: _builtins.float | None = ...,
+        tourist_attraction: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_x", b"_x", "_y", b"_y", "x", b"x", "y", b"y"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["index", b"index", "name", b"name", "x", b"x", "y", b"y"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_x", b"_x", "_y", b"_y", "index", b"index", "name", b"name", "tourist_attraction", b"tourist_attraction", "x", b"x", "y", b"y"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__x: _TypeAlias = _typing.Literal["x"]  # noqa: Y015
+    _WhichOneofArgType__x: _TypeAlias = _typing.Literal["_x", b"_x"]  # noqa: Y015
+    _WhichOneofReturnType__y: _TypeAlias = _typing.Literal["y"]  # noqa: Y015
+    _WhichOneofArgType__y: _TypeAlias = _typing.Literal["_y", b"_y"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__x) -> _WhichOneofReturnType__x | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__y) -> _WhichOneofReturnType__y | None: ...
 
 Global___City: _TypeAlias = City  # noqa: Y015
 
@@ -221,14 +236,20 @@ class RuleParameters(_message.Message):
     GLOBETROTTER_BONUS_FIELD_NUMBER: _builtins.int
     TIE_BREAKS_FIELD_NUMBER: _builtins.int
     BOTH_TRACKS_MIN_SEATS_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    BONUSES_FIELD_NUMBER: _builtins.int
+    ATTRACTION_POINTS_FIELD_NUMBER: _builtins.int
     min_seats: _builtins.int
     """Fewest seats the variant allows."""
     max_seats: _builtins.int
     """Most seats the variant allows."""
     cards_per_colour: _builtins.int
-    """Train cards of each of the eight colours in the deck."""
+    """Train cards of each of the eight colours in the deck when every colour has the same
+    count (USA: 12); 0 when they differ (New York has six colours). `deck` has the whole
+    composition.
+    """
     locomotives: _builtins.int
-    """Locomotives in the deck."""
+    """Locomotives (wild cards; New York's Taxi cards) in the deck."""
     trains: _builtins.int
     """Trains each seat starts with."""
     hand_size: _builtins.int
@@ -250,12 +271,16 @@ class RuleParameters(_message.Message):
     trains_trigger: _builtins.int
     """The final round starts when a seat ends its turn with this many trains or fewer."""
     longest_path_bonus: _builtins.int
-    """Points for the longest continuous path (0 = no such bonus)."""
+    """Points for the longest continuous path (0 = no such bonus). Also in `bonuses`."""
     globetrotter_bonus: _builtins.int
-    """Points for the most completed tickets (0 = no such bonus)."""
+    """Points for the most completed tickets (0 = no such bonus). Also in `bonuses`."""
     both_tracks_min_seats: _builtins.int
     """With at least this many seats both tracks of a double route may be claimed (by
     different seats); with fewer, only one of them.
+    """
+    attraction_points: _builtins.int
+    """Points per Tourist Attraction touched by one or more of a seat's routes (0 = the map has
+    none: every variant but New York).
     """
     @_builtins.property
     def route_points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
@@ -265,6 +290,18 @@ class RuleParameters(_message.Message):
     def tie_breaks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Ties on points are broken by these, in order: "tickets_completed", "longest_path",
         "globetrotter".
+        """
+
+    @_builtins.property
+    def deck(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardCount]:
+        """The train deck: one entry per card kind, every kind listed (zeros included), the
+        Locomotives last. 110 cards on the USA map, 44 in New York.
+        """
+
+    @_builtins.property
+    def bonuses(self) -> _containers.RepeatedCompositeFieldContainer[_scoring_pb2.Bonus]:
+        """The bonus cards in play, with their points (USA: longest path 10; 1910: Globetrotter 15;
+        Mega Game: both; New York: none).
         """
 
     def __init__(
@@ -289,10 +326,13 @@ class RuleParameters(_message.Message):
         globetrotter_bonus: _builtins.int = ...,
         tie_breaks: _abc.Iterable[_builtins.str] | None = ...,
         both_tracks_min_seats: _builtins.int = ...,
+        deck: _abc.Iterable[_cards_pb2.CardCount] | None = ...,
+        bonuses: _abc.Iterable[_scoring_pb2.Bonus] | None = ...,
+        attraction_points: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["both_tracks_min_seats", b"both_tracks_min_seats", "cards_drawn", b"cards_drawn", "cards_per_colour", b"cards_per_colour", "face_up_slots", b"face_up_slots", "flush_locomotives", b"flush_locomotives", "globetrotter_bonus", b"globetrotter_bonus", "hand_size", b"hand_size", "locomotives", b"locomotives", "longest_path_bonus", b"longest_path_bonus", "max_seats", b"max_seats", "min_seats", b"min_seats", "route_points", b"route_points", "setup_tickets_dealt", b"setup_tickets_dealt", "setup_tickets_keep_min", b"setup_tickets_keep_min", "tickets_drawn", b"tickets_drawn", "tickets_keep_min", b"tickets_keep_min", "tie_breaks", b"tie_breaks", "trains", b"trains", "trains_trigger", b"trains_trigger"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attraction_points", b"attraction_points", "bonuses", b"bonuses", "both_tracks_min_seats", b"both_tracks_min_seats", "cards_drawn", b"cards_drawn", "cards_per_colour", b"cards_per_colour", "deck", b"deck", "face_up_slots", b"face_up_slots", "flush_locomotives", b"flush_locomotives", "globetrotter_bonus", b"globetrotter_bonus", "hand_size", b"hand_size", "locomotives", b"locomotives", "longest_path_bonus", b"longest_path_bonus", "max_seats", b"max_seats", "min_seats", b"min_seats", "route_points", b"route_points", "setup_tickets_dealt", b"setup_tickets_dealt", "setup_tickets_keep_min", b"setup_tickets_keep_min", "tickets_drawn", b"tickets_drawn", "tickets_keep_min", b"tickets_keep_min", "tie_breaks", b"tie_breaks", "trains", b"trains", "trains_trigger", b"trains_trigger"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -34,7 +34,9 @@ class _BonusKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BonusKind.V
     """Globetrotter: most completed tickets (1910 variants, 003:25); every tied seat gets it."""
 
 class BonusKind(_BonusKind, metaclass=_BonusKindEnumTypeWrapper):
-    """A bonus award at the end of the game."""
+    """A bonus card: awarded at the end of the game (SeatScore.bonuses), or in play in a variant
+    (RuleParameters.bonuses).
+    """
 
 BONUS_KIND_UNSPECIFIED: BonusKind.ValueType  # 0
 """Not a bonus (never sent)."""
@@ -80,7 +82,7 @@ Global___Outcome: _TypeAlias = Outcome  # noqa: Y015
 
 @_typing.final
 class Bonus(_message.Message):
-    """One bonus a seat was awarded."""
+    """One bonus card: one a seat was awarded, or one a variant uses."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -119,6 +121,8 @@ class SeatScore(_message.Message):
     BONUSES_FIELD_NUMBER: _builtins.int
     TOTAL_FIELD_NUMBER: _builtins.int
     RANK_FIELD_NUMBER: _builtins.int
+    ATTRACTIONS_FIELD_NUMBER: _builtins.int
+    ATTRACTION_POINTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat (0-based)."""
     route_points: _builtins.int
@@ -128,9 +132,13 @@ class SeatScore(_message.Message):
     longest_path: _builtins.int
     """Length in trains of its longest continuous path."""
     total: _builtins.int
-    """Final score: route points + ticket points + bonuses (may be negative)."""
+    """Final score: route points + ticket points + bonuses + attraction points (may be
+    negative).
+    """
     rank: _builtins.int
     """1 = winner; tied seats share a rank (1, 1, 3, ...)."""
+    attraction_points: _builtins.int
+    """Points for them: len(attractions) x RuleParameters.attraction_points."""
     @_builtins.property
     def tickets_completed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Tickets it completed (indices into GameMap.tickets, in the order kept)."""
@@ -142,6 +150,12 @@ class SeatScore(_message.Message):
     @_builtins.property
     def bonuses(self) -> _containers.RepeatedCompositeFieldContainer[Global___Bonus]:
         """The bonuses it was awarded (only those awarded, so usually none or one)."""
+
+    @_builtins.property
+    def attractions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Tourist Attractions touched by one or more of its routes (indices into GameMap.cities,
+        ascending; New York, 001:79-81). Empty on maps without attractions.
+        """
 
     def __init__(
         self,
@@ -155,10 +169,12 @@ class SeatScore(_message.Message):
         bonuses: _abc.Iterable[Global___Bonus] | None = ...,
         total: _builtins.int = ...,
         rank: _builtins.int = ...,
+        attractions: _abc.Iterable[_builtins.int] | None = ...,
+        attraction_points: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bonuses", b"bonuses", "longest_path", b"longest_path", "rank", b"rank", "route_points", b"route_points", "seat", b"seat", "ticket_points", b"ticket_points", "tickets_completed", b"tickets_completed", "tickets_failed", b"tickets_failed", "total", b"total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attraction_points", b"attraction_points", "attractions", b"attractions", "bonuses", b"bonuses", "longest_path", b"longest_path", "rank", b"rank", "route_points", b"route_points", "seat", b"seat", "ticket_points", b"ticket_points", "tickets_completed", b"tickets_completed", "tickets_failed", b"tickets_failed", "total", b"total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
