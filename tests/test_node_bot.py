@@ -49,14 +49,18 @@ def _install_node_bot() -> None:
     assert done.returncode == 0, f"npm ci failed in {NODE_BOT}:\n{done.stdout}\n{done.stderr}"
 
 
-def test_node_bot_plays_a_full_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("variant", ["usa", "newyork"])
+def test_node_bot_plays_a_full_game(
+    variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the usa map and on New York (whose StartGame has optional coordinates, attractions
+    and a deck without yellow or white): a reader built from proto/ alone copes with both."""
     _require_node()
     _install_node_bot()
     record = tmp_path / "game.json"
     bots = [NODE_BOT, ROOT / "sample_bots" / "random", ROOT / "sample_bots" / "greedy"]
-    code = cli_main(
-        ["play", "--json", "--seed", "3", "--record", str(record), *(str(b) for b in bots)]
-    )
+    args = ["play", "--variant", variant, "--json", "--seed", "3", "--record", str(record)]
+    code = cli_main([*args, *(str(b) for b in bots)])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
     players = {p["seat"]: p for p in result["players"]}
