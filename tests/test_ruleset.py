@@ -1,8 +1,10 @@
-"""The packaged usa data and the strictness of the ruleset / map / ticket loaders.
+"""The packaged data of every variant and the strictness of the ruleset / map / ticket loaders.
 
-The data facts are asserted as numbers (from shared/data/usa/PROVENANCE.md, which records how
-each was settled), so this file does not need ``shared/`` to run. A fact that disagrees means
-the transcription into referee/rules/data/ changed.
+The data facts are asserted as numbers (from shared/data/usa/PROVENANCE.md and
+shared/data/newyork/PROVENANCE.md, which record how each was settled), so this file does not
+need ``shared/`` to run. A fact that disagrees means the transcription into
+referee/rules/data/ changed. Each ruleset number is checked against its rulebook line
+(``003:LINE``, ``001:LINE``: shared/seeds/).
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from typing import Any
 
 import pytest
 
-from referee.rules import RulesetError, load_ruleset, load_ruleset_file
-from referee.rules.cards import COLOURS, GRAY
-from referee.rules.ruleset import GameMap, Ruleset, parse_map, parse_ruleset, parse_tickets
-from tests.helpers import USA
+from referee.rules import RulesetError, available_variants, load_ruleset, load_ruleset_file
+from referee.rules.cards import CARD_NAMES, COLOURS, GRAY
+from referee.rules.ruleset import (
+    BonusCard,
+    GameMap,
+    Ruleset,
+    parse_map,
+    parse_ruleset,
+    parse_tickets,
+)
+from tests.helpers import FACTS, NEW_YORK, RULESETS, USA, VARIANTS
 
 MAP = USA.game_map
 DATA = resources.files("referee.rules") / "data"
@@ -311,13 +320,52 @@ RULESET_ERRORS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("missing top-level key", _delete("title"), "title"),
     ("wrong type: string for int", _set("setup.trains", "45"), "setup.trains"),
     ("wrong type: bool for int", _set("setup.hand_size", True), "setup.hand_size"),
-    ("wrong type: float for int", _set("deck.per_colour", 12.0), "deck.per_colour"),
+    ("wrong type: float for int", _set("deck.red", 12.0), "deck.red"),
     ("wrong type: int for string", _set("name", 5), "name"),
     ("wrong type: table for list", _set("tickets.sets", {"x": 1}), "tickets.sets"),
     ("out of range: max players", _set("max_players", 9), "max_players"),
     ("out of range: max below min", _set("max_players", 1), "max_players"),
     ("out of range: keep more than dealt", _set("setup.tickets_keep_min", 4), "tickets_keep_min"),
-    ("out of range: negative bonus", _set("scoring.longest_path_bonus", -1), "longest_path_bonus"),
+    (
+        "out of range: negative bonus",
+        _set("scoring.bonuses", [{"kind": "longest_path", "points": -1}]),
+        "bonuses[0].points",
+    ),
+    ("out of range: negative deck count", _set("deck.locomotive", -1), "deck.locomotive"),
+    ("old key: deck.per_colour", _set("deck.per_colour", 12), "per_colour"),
+    ("old key: longest_path_bonus", _set("scoring.longest_path_bonus", 10), "longest_path_bonus"),
+    ("missing card kind", _delete("deck.white"), "white"),
+    ("missing description", _delete("description"), "description"),
+    ("missing attraction points", _delete("scoring.attraction_points"), "attraction_points"),
+    (
+        "unknown bonus card",
+        _set("scoring.bonuses", [{"kind": "most_stations", "points": 10}]),
+        "most_stations",
+    ),
+    (
+        "bonus card listed twice",
+        _set(
+            "scoring.bonuses",
+            [{"kind": "longest_path", "points": 10}, {"kind": "longest_path", "points": 5}],
+        ),
+        "listed twice",
+    ),
+    (
+        "unknown key in a bonus card",
+        _set("scoring.bonuses", [{"kind": "longest_path", "points": 10, "tied": "all"}]),
+        "tied",
+    ),
+    (
+        "tie-break on a bonus card not in play",
+        _set("scoring.bonuses", []),
+        "longest_path",
+    ),
+    (
+        "attractions on a map without any",
+        _set("scoring.attraction_points", 1),
+        "attraction_points",
+    ),
+    ("no coloured cards", lambda d: d["deck"].update(dict.fromkeys(COLOURS, 0)), "deck"),
     ("out of range: trigger above trains", _set("end.trains_trigger", 46), "trains_trigger"),
     ("out of range: three cards drawn", _set("turn.cards_drawn", 3), "cards_drawn"),
     ("negative route points", _set("scoring.route_points", [1, 2, -4, 7, 10, 15]), "route_points"),
@@ -329,7 +377,7 @@ RULESET_ERRORS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ),
     ("unknown ticket set", _set("tickets.sets", ["original", "bonus"]), "bonus"),
     ("unknown points key", _set("tickets.points", "deluxe"), "deluxe"),
-    ("deck too small to deal", _set("deck.per_colour", 1), "deck"),
+    ("deck too small to deal", lambda d: d["deck"].update(dict.fromkeys(CARD_NAMES, 1)), "deck"),
     ("too few tickets to deal", _set("setup.tickets_dealt", 7), "tickets"),
 ]
 
@@ -533,3 +581,289 @@ def test_packaged_data_is_not_modified_by_these_tests() -> None:
     data = packaged("rulesets", "usa")
     assert copy.deepcopy(data) == packaged("rulesets", "usa")
     assert load_ruleset("usa").trains == 45
+
+
+# ---------------------------------------------------------------------------------------------
+# Every variant: the ruleset numbers, each from its rulebook line
+
+
+def test_the_variants_are_the_five_packaged_files() -> None:
+    assert available_variants() == tuple(sorted(VARIANTS))
+    assert sorted(FACTS) == sorted(VARIANTS)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_packaged_file_parses_to_the_cached_ruleset(variant: str) -> None:
+    rules = parse_ruleset(packaged("rulesets", variant), f"rulesets/{variant}.toml", loader())
+    assert rules == RULESETS[variant] == load_ruleset(variant)
+    assert rules.ident == f"{variant}@1"
+    assert rules.title and rules.description  # one line each for `ttr variants`
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ruleset_numbers_are_the_rulebooks(variant: str) -> None:
+    """tests/helpers.py ``FACTS`` holds each number with its line (003:9-109 and the variant
+    lines 003:21-37; 001 for New York)."""
+    rules, facts = RULESETS[variant], FACTS[variant]
+    assert tuple(range(rules.min_players, rules.max_players + 1)) == facts.players
+    assert rules.deck == rules.initial_deck_counts() == facts.cards
+    assert rules.deck_size == sum(facts.cards)
+    assert rules.locomotives == facts.cards[-1]
+    assert rules.trains == facts.trains
+    assert (rules.hand_size, rules.face_up) == (facts.hand, facts.face_up)
+    assert len(rules.tickets) == facts.tickets
+    assert (rules.setup_tickets_dealt, rules.setup_tickets_keep_min) == (
+        facts.setup_dealt,
+        facts.setup_keep,
+    )
+    assert rules.cards_drawn == 2  # 003:45, 001:126-127
+    assert (rules.tickets_drawn, rules.tickets_keep_min) == (facts.drawn, facts.draw_keep)
+    assert rules.flush_locomotives == 3  # 003:73, 001:135-137
+    assert rules.trains_trigger == facts.trigger
+    assert rules.route_points == (0, *facts.route_points)
+    assert rules.longest_path_bonus == facts.longest_path
+    assert rules.globetrotter_bonus == facts.globetrotter
+    assert rules.attraction_points == facts.attraction
+    assert rules.both_tracks_min_players == facts.one_track_up_to + 1
+
+
+VARIANT_NUMBERS: list[tuple[str, str, object, str]] = [
+    # (variant, Ruleset attribute, value, the line that says so)
+    ("usa1910", "bonuses", (BonusCard("globetrotter", 15),), "003:25"),
+    ("usa1910", "tie_breaks", ("tickets_completed",), "003:109-docs"),
+    ("usa1910", "setup_tickets_dealt", 3, "003:15"),
+    ("usa1910", "tickets_drawn", 3, "003:59"),
+    (
+        "mega",
+        "bonuses",
+        (BonusCard("longest_path", 10), BonusCard("globetrotter", 15)),
+        "003:29",
+    ),
+    ("mega", "setup_tickets_dealt", 5, "003:29"),
+    ("mega", "setup_tickets_keep_min", 3, "003:29"),
+    ("mega", "tickets_drawn", 4, "003:31"),
+    ("mega", "tickets_keep_min", 1, "003:31"),
+    ("mega", "tie_breaks", ("tickets_completed", "longest_path"), "003:109"),
+    ("bigcities", "setup_tickets_dealt", 4, "003:35"),
+    ("bigcities", "setup_tickets_keep_min", 2, "003:35"),
+    ("bigcities", "tickets_drawn", 4, "003:37"),
+    ("bigcities", "tickets_keep_min", 1, "003:37"),
+    ("bigcities", "bonuses", (BonusCard("longest_path", 10),), "003:13-docs"),
+    ("bigcities", "tie_breaks", ("tickets_completed", "longest_path"), "003:109"),
+    ("newyork", "min_players", 2, "001:164-165"),
+    ("newyork", "max_players", 4, "001:164-165"),
+    ("newyork", "trains", 15, "001:164-165"),
+    ("newyork", "deck", (6, 6, 0, 6, 6, 6, 6, 0, 8), "001:170-175"),
+    ("newyork", "hand_size", 2, "001:88-89"),
+    ("newyork", "face_up", 5, "001:91-92"),
+    ("newyork", "setup_tickets_dealt", 2, "001:96-97"),
+    ("newyork", "setup_tickets_keep_min", 1, "001:99"),
+    ("newyork", "tickets_drawn", 2, "001:24-25"),
+    ("newyork", "tickets_keep_min", 1, "001:25-26"),
+    ("newyork", "flush_locomotives", 3, "001:135-137"),
+    ("newyork", "trains_trigger", 2, "001:36-37"),
+    ("newyork", "route_points", (0, 1, 2, 4, 7), "001:70-73"),
+    ("newyork", "bonuses", (), "001:70-81"),
+    ("newyork", "attraction_points", 1, "001:79-81"),
+    ("newyork", "tie_breaks", ("tickets_completed",), "001:40-42"),
+    ("newyork", "both_tracks_min_players", 3, "001:152-153"),
+]
+
+
+@pytest.mark.parametrize(
+    ("variant", "attribute", "value"),
+    [pytest.param(v, a, x, id=f"{v}-{a}-{cite}") for v, a, x, cite in VARIANT_NUMBERS],
+)
+def test_variant_numbers(variant: str, attribute: str, value: object) -> None:
+    assert getattr(RULESETS[variant], attribute) == value
+
+
+@pytest.mark.parametrize("variant", ["usa", "usa1910", "mega", "bigcities"])
+def test_the_usa_variants_share_the_map_and_the_base_numbers(variant: str) -> None:
+    # 003:21-37: each variant changes tickets, deal and bonus cards; the rest of 003 stands.
+    rules = RULESETS[variant]
+    assert rules.game_map == USA.game_map
+    for name in (
+        "deck",
+        "trains",
+        "hand_size",
+        "face_up",
+        "cards_drawn",
+        "flush_locomotives",
+        "trains_trigger",
+        "route_points",
+        "attraction_points",
+        "both_tracks_min_players",
+        "min_players",
+        "max_players",
+    ):
+        assert getattr(rules, name) == getattr(USA, name), name
+
+
+# ---------------------------------------------------------------------------------------------
+# The ticket decks of the USA variants (tickets/usa.json: points.original, points.usa1910)
+
+BIG_CITIES = {"Chicago", "Dallas", "Houston", "Los Angeles", "Miami", "New York", "Seattle"}
+
+
+def pairs(rules: Ruleset) -> dict[frozenset[str], int]:
+    return ticket_names(rules.game_map, rules.tickets)
+
+
+def test_usa1910_tickets_are_the_35_with_the_1910_logo() -> None:
+    # 003:25 "Use only the tickets with the 1910 logo": 35, none of the 30 originals.
+    rules = RULESETS["usa1910"]
+    data = packaged("tickets", "usa")
+    logo = {t["id"] for t in data["tickets"] if "1910" in t["sets"]}
+    assert len(logo) == 35
+    assert {t.ticket_id for t in rules.tickets} == logo
+    assert not set(pairs(rules)) & set(pairs(USA))
+    assert sum(t.points for t in rules.tickets) == 391
+    assert pairs(rules)[frozenset(("Las Vegas", "Miami"))] == 21
+    assert pairs(rules)[frozenset(("Washington", "Atlanta"))] == 4
+
+
+def test_mega_tickets_are_all_69_at_the_1910_box_values() -> None:
+    # 003:29 "Shuffle all 69 tickets": every ticket of the box, the four reprinted originals at
+    # their 1910-box values (shared/data/README.md).
+    rules = RULESETS["mega"]
+    assert len(rules.tickets) == 69
+    assert len(pairs(rules)) == 69  # 69 distinct city pairs
+    assert {t.ticket_id for t in rules.tickets} == set(range(1, 70))
+    values = pairs(rules)
+    for a, b, base, box in [
+        ("Los Angeles", "New York", 21, 20),
+        ("Los Angeles", "Miami", 20, 19),
+        ("Seattle", "New York", 22, 20),
+        ("Sault St. Marie", "Oklahoma City", 9, 8),
+    ]:
+        assert pairs(USA)[frozenset((a, b))] == base
+        assert values[frozenset((a, b))] == box
+    assert sum(t.points for t in rules.tickets) == 754
+
+
+def test_big_cities_tickets_are_the_35_with_a_big_city() -> None:
+    # 003:35 "the 35 tickets that feature at least 1 Big City": of the 69 tickets, exactly
+    # those naming Chicago, Dallas, Houston, Los Angeles, Miami, New York or Seattle.
+    rules, mega = RULESETS["bigcities"], RULESETS["mega"]
+    with_big = {pair for pair in pairs(mega) if pair & BIG_CITIES}
+    assert len(with_big) == 35
+    assert set(pairs(rules)) == with_big
+    assert len(rules.tickets) == 35
+    values = pairs(rules)
+    assert values[frozenset(("Los Angeles", "New York"))] == 20  # the 1910-box value
+    assert all(values[pair] == v for pair, v in pairs(mega).items() if pair in with_big)
+
+
+# ---------------------------------------------------------------------------------------------
+# The New York map and tickets (shared/data/newyork/PROVENANCE.md)
+
+NY_MAP = NEW_YORK.game_map
+ATTRACTIONS = {
+    "Central Park",
+    "Times Square",
+    "United Nations",
+    "Empire State Building",
+    "Chelsea",
+    "Greenwich Village",
+    "Chinatown",
+    "Wall Street",
+    "Brooklyn",
+}
+
+
+def test_new_york_locations_routes_and_attractions() -> None:
+    assert len(NY_MAP.cities) == 15
+    assert len(NY_MAP.routes) == 41
+    assert [r.route_id for r in NY_MAP.routes] == list(range(1, 42))
+    assert len({frozenset((r.a, r.b)) for r in NY_MAP.routes}) == 30  # adjacent pairs
+    assert sum(r.length for r in NY_MAP.routes) == 84  # route spaces
+    assert Counter(r.length for r in NY_MAP.routes) == {1: 9, 2: 22, 3: 9, 4: 1}
+    colours = Counter("gray" if r.colour == GRAY else COLOURS[r.colour] for r in NY_MAP.routes)
+    assert colours == {
+        "blue": 6,
+        "gray": 10,
+        "orange": 5,
+        "red": 5,
+        "green": 5,
+        "black": 5,
+        "pink": 5,
+    }
+    # 001:79-81 the Tourist Attractions: 9 of the 15 locations
+    assert {NY_MAP.cities[c].name for c in NY_MAP.attractions} == ATTRACTIONS
+    # no board coordinates in the data, and none made up
+    assert all(c.x is None and c.y is None for c in NY_MAP.cities)
+    assert all(not c.attraction for c in USA.game_map.cities)
+
+
+def test_new_york_double_routes() -> None:
+    # 001:147-150 "Double Routes (two Routes of the same length connecting the same Locations)"
+    groups: dict[int, list[int]] = {}
+    for r in NY_MAP.routes:
+        if r.double_group is not None:
+            groups.setdefault(r.double_group, []).append(r.index)
+    assert len(groups) == 11
+    both_gray = 0
+    for members in groups.values():
+        r1, r2 = (NY_MAP.routes[i] for i in members)
+        assert {r1.a, r1.b} == {r2.a, r2.b} and r1.length == r2.length
+        assert (r1.sibling, r2.sibling) == (r2.index, r1.index)
+        both_gray += r1.colour == GRAY
+        assert r1.colour != r2.colour or r1.colour == GRAY
+    assert both_gray == 2
+
+
+def test_new_york_map_is_connected() -> None:
+    reached = {0}
+    frontier = [0]
+    while frontier:
+        city = frontier.pop()
+        for r in NY_MAP.routes:
+            for x, y in ((r.a, r.b), (r.b, r.a)):
+                if x == city and y not in reached:
+                    reached.add(y)
+                    frontier.append(y)
+    assert len(reached) == 15
+
+
+def test_new_york_tickets_equal_their_shortest_paths() -> None:
+    # 001:177 "18 Destination Ticket cards"; every value is the fewest taxis between its two
+    # locations (PROVENANCE.md: a second check of the route lengths).
+    assert len(NEW_YORK.tickets) == 18
+    assert sum(t.points for t in NEW_YORK.tickets) == 92
+    assert len({frozenset((t.a, t.b)) for t in NEW_YORK.tickets}) == 18
+    for t in NEW_YORK.tickets:
+        assert t.points == shortest(NY_MAP, t.a, t.b), (t.a, t.b)
+    assert (
+        ticket_names(NY_MAP, NEW_YORK.tickets)[frozenset(("Lincoln Center", "Greenwich Village"))]
+        == 6
+    )
+
+
+def test_new_york_deck_has_six_colours_and_eight_taxis() -> None:
+    # 001:170-175; the Taxi card is the wild card kind (001:120-122), the Locomotive's slot.
+    deck = dict(zip(CARD_NAMES, NEW_YORK.deck, strict=True))
+    assert deck == {
+        "red": 6,
+        "orange": 6,
+        "yellow": 0,
+        "green": 6,
+        "blue": 6,
+        "pink": 6,
+        "black": 6,
+        "white": 0,
+        "locomotive": 8,
+    }
+    assert NEW_YORK.deck_size == 44
+    # every route colour has cards (yellow and white routes do not exist in New York)
+    route_colours = {r.colour for r in NY_MAP.routes if r.colour != GRAY}
+    assert all(NEW_YORK.deck[c] == 6 for c in route_colours)
+    assert len(route_colours) == 6
+
+
+def test_route_points_must_cover_the_longest_route() -> None:
+    # the New York table has 4 entries: enough for its routes (at most 4), not for the USA map
+    data = packaged("rulesets", "usa")
+    data["scoring"]["route_points"] = [1, 2, 4, 7]
+    with pytest.raises(RulesetError, match="route of length 6"):
+        parse_ruleset(data, "rulesets/usa.toml", loader())
