@@ -141,6 +141,7 @@ def test_city_index_and_names() -> None:
     assert [c.index for c in MAP.cities] == list(range(36))
     for c in MAP.cities:
         assert MAP.city_index[c.name] == c.index
+        assert c.x is not None and c.y is not None  # every USA city has a position
         assert 0.0 <= c.x <= 1.0 and 0.0 <= c.y <= 1.0
     for name in ("Montreal", "Sault St. Marie", "Saint Louis", "Santa Fe"):
         assert name in MAP.city_index
