@@ -7,6 +7,7 @@ every case starts from a legal game and changes only what it names.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from leaderboard.store import GameResult, SeatResult
@@ -15,6 +16,113 @@ from referee.rules.actions import KeepTickets
 from referee.rules.cards import COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
 
 USA = load_ruleset("usa")
+
+#: Every packaged variant, written out (tests/test_variants.py checks this is exactly
+#: ``available_variants()``, so a new variant file fails the suite until it is tested).
+VARIANTS: tuple[str, ...] = ("usa", "usa1910", "mega", "bigcities", "newyork")
+RULESETS: dict[str, Ruleset] = {name: load_ruleset(name) for name in VARIANTS}
+NEW_YORK = RULESETS["newyork"]
+
+
+@dataclass(frozen=True)
+class BoxFacts:
+    """What a variant's box and rulebook print, written down again from the rulebook text
+    (never read from the ruleset), so a wrong ruleset value shows up as a failing test."""
+
+    players: tuple[int, ...]  #: the player counts the game is for
+    #: train cards per kind in card order (red, orange, yellow, green, blue, pink, black,
+    #: white), the wild card (Locomotive; New York's Taxi card) last
+    cards: tuple[int, ...]
+    trains: int  #: trains (New York: taxis) per player
+    hand: int  #: train cards dealt to each player
+    face_up: int
+    tickets: int  #: destination tickets in play
+    setup_dealt: int
+    setup_keep: int
+    drawn: int  #: tickets drawn by the ticket action
+    draw_keep: int
+    #: the most seats at which claiming one track of a double route closes the other
+    one_track_up_to: int
+    trigger: int  #: a turn ending with this many trains or fewer starts the final round
+    route_points: tuple[int, ...]  #: points by route length 1, 2, ...
+    longest_path: int  #: the Longest Path bonus (0: not in play)
+    globetrotter: int  #: the Globetrotter bonus (0: not in play)
+    attraction: int  #: points per Tourist Attraction touched (0: none on the map)
+
+
+_USA_BOX = BoxFacts(
+    players=(2, 3, 4, 5),  # 002:18 "5 scoring markers"; the game is for 2-5 players
+    cards=(12,) * 8 + (14,),  # 002:20 "110 train car cards ... including 14 locomotives"
+    trains=45,  # 003:9
+    hand=4,  # 003:11
+    face_up=5,  # 003:11
+    tickets=30,  # 002:23 "30 destination cards"
+    setup_dealt=3,  # 003:15
+    setup_keep=2,  # 003:17
+    drawn=3,  # 003:59
+    draw_keep=1,  # 003:59
+    one_track_up_to=3,  # 003:87 "In 2 or 3 player games, only one of the Double Routes"
+    trigger=2,  # 003:101
+    route_points=(1, 2, 4, 7, 10, 15),  # 002:89-95
+    longest_path=10,  # 003:107
+    globetrotter=0,  # 003:25 the Globetrotter belongs to the 1910 variants
+    attraction=0,
+)
+
+#: Per variant: 003 lines 21-37 change only tickets, deal and bonus cards; 001 is New York.
+FACTS: dict[str, BoxFacts] = {
+    "usa": _USA_BOX,
+    # 003:25 only the 35 tickets with the 1910 logo; the Globetrotter (15, shared/data/README)
+    # replaces the Longest Path card.
+    "usa1910": dataclasses.replace(_USA_BOX, tickets=35, longest_path=0, globetrotter=15),
+    # 003:29 "Use both bonus cards. Shuffle all 69 tickets and deal 5 to each player; keep at
+    # least 3." 003:31 "draw 4 and keep at least 1".
+    "mega": dataclasses.replace(
+        _USA_BOX, tickets=69, setup_dealt=5, setup_keep=3, drawn=4, globetrotter=15
+    ),
+    # 003:35 "the 35 tickets that feature at least 1 Big City ... deal 4 to each player; keep
+    # at least 2"; 003:37 "draw 4 and keep at least 1". The bonus: docs/rules.md (003:13).
+    "bigcities": dataclasses.replace(_USA_BOX, tickets=35, setup_dealt=4, drawn=4),
+    "newyork": BoxFacts(
+        players=(2, 3, 4),  # 001:164-165 "60 plastic Taxis (15 in each color)": 4 colours
+        # 001:170-175 "44 Transportation cards (8 multi-colored Taxi cards and 6 cards of each
+        # following colors: blue, green, black, pink, red, orange)"
+        cards=(6, 6, 0, 6, 6, 6, 6, 0, 8),
+        trains=15,  # 001:164-165
+        hand=2,  # 001:88-89
+        face_up=5,  # 001:91-92
+        tickets=18,  # 001:177
+        setup_dealt=2,  # 001:96-97
+        setup_keep=1,  # 001:99 "keep one or both cards"
+        drawn=2,  # 001:24-25
+        draw_keep=1,  # 001:25-26
+        one_track_up_to=2,  # 001:152-153 "In two-player games"
+        trigger=2,  # 001:36-37 "two or fewer plastic Taxis"
+        route_points=(1, 2, 4, 7),  # 001:70-73 the Route Scoring Table on the board
+        longest_path=0,  # 001:70-81 lists every score: no bonus card
+        globetrotter=0,
+        attraction=1,  # 001:79-81
+    ),
+}
+
+
+def seat_counts(ruleset: Ruleset) -> range:
+    """Every player count the ruleset allows."""
+    return range(ruleset.min_players, ruleset.max_players + 1)
+
+
+def variant_seats() -> list[tuple[str, int]]:
+    """Every (variant, player count) pair, in a fixed order."""
+    return [(name, n) for name in VARIANTS for n in FACTS[name].players]
+
+
+def mask(*indices: int) -> int:
+    """An ownership bitmask of route indices (each listed once)."""
+    out = 0
+    for i in indices:
+        assert not out >> i & 1, "route listed twice"
+        out |= 1 << i
+    return out
 
 
 def card(name: str) -> int:
