@@ -2,18 +2,20 @@
 
 Nothing here calls ``legal_actions`` or an engine helper: it reads the raw state (hands, the
 row, the decks, who owns which route) and answers "may the acting seat do this now?" rule by
-rule, the slow and obvious way. The constants are the rulebook's numbers for the USA game,
-written down again on purpose (not read from the ruleset) so that a wrong ruleset value
-shows up as a disagreement too. The only shared vocabulary is the representation: card kinds
-(``referee.rules.cards``), action types and the state's fields.
+rule, the slow and obvious way. The constants are the rulebooks' numbers for each variant,
+written down again on purpose (not read from the ruleset, which is only asked its ``name``)
+so that a wrong ruleset value shows up as a disagreement too. The only shared vocabulary is
+the representation: card kinds (``referee.rules.cards``; New York's Taxi card is the wild
+card kind), action types and the state's fields.
 
-References: ``003:LINE`` is shared/seeds/003_1611490a013a284e.txt; ``RULINGS n`` is
-shared/design/RULINGS.md.
+References: ``003:LINE`` is shared/seeds/003_1611490a013a284e.txt, ``001:LINE`` is
+shared/seeds/001_9ef92c1c0697cc21.txt (New York); ``RULINGS n`` is shared/design/RULINGS.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
@@ -38,6 +40,40 @@ SETUP_KEEP_MIN = 2
 DRAW_KEEP_MIN = 1
 #: 003:87 "In 2 or 3 player games, only one of the Double Routes can be used."
 MAX_SEATS_ONE_TRACK_PER_DOUBLE = 3
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    """The numbers the legality check needs, per variant, from the rulebook's own text."""
+
+    face_up_slots: int
+    setup_keep_min: int
+    draw_keep_min: int
+    max_seats_one_track_per_double: int
+
+
+_BASE = Rulebook(FACE_UP_SLOTS, SETUP_KEEP_MIN, DRAW_KEEP_MIN, MAX_SEATS_ONE_TRACK_PER_DOUBLE)
+
+#: By ruleset name. 003:21-37: the variants change tickets, the deal and bonus cards; the
+#: rest of the base rules stands.
+RULEBOOKS: dict[str, Rulebook] = {
+    "usa": _BASE,
+    "usa1910": _BASE,  # 003:25 only tickets and the bonus card change
+    # 003:29 "deal 5 to each player; keep at least 3"; 003:31 "draw 4 and keep at least 1"
+    "mega": Rulebook(5, 3, 1, 3),
+    # 003:35 "deal 4 to each player; keep at least 2"; 003:37 "draw 4 and keep at least 1"
+    "bigcities": Rulebook(5, 2, 1, 3),
+    # 001:91-92 "flip the top five cards"; 001:99 "keep one or both cards"; 001:25-26 "keep
+    # at least one"; 001:152-153 "In two-player games, once one Route of a Double Route is
+    # claimed, the other one cannot be claimed by the other player."
+    "newyork": Rulebook(5, 1, 1, 2),
+}
+
+
+def rulebook(state: GameState) -> Rulebook:
+    """The numbers of the state's variant (an unknown variant is an error, not a default)."""
+    return RULEBOOKS[state.ruleset.name]
+
 
 _EMPTY_SLOT = -1  # RULINGS 3: a face-up slot with no card in it
 
@@ -71,7 +107,8 @@ def _sibling_track(state: GameState, route: Route) -> int | None:
 
 
 def _may_use_route(state: GameState, route: Route) -> bool:
-    """003:79 "A player may claim any route on the board" that nobody holds; 003:87 doubles."""
+    """003:79 "A player may claim any route on the board" that nobody holds; 003:87 doubles
+    (001:147-153 in New York)."""
     seat = state.seat
     if _owner(state, route.index) is not None:
         return False
@@ -80,7 +117,10 @@ def _may_use_route(state: GameState, route: Route) -> bool:
         sibling_owner = _owner(state, sibling)
         if sibling_owner == seat:
             return False  # 003:87 "One player cannot claim both routes."
-        if sibling_owner is not None and state.num_seats <= MAX_SEATS_ONE_TRACK_PER_DOUBLE:
+        if (
+            sibling_owner is not None
+            and state.num_seats <= rulebook(state).max_seats_one_track_per_double
+        ):
             return False  # 003:87 "In 2 or 3 player games, only one ... can be used."
     return True
 
@@ -133,7 +173,7 @@ def _keep_is_legal(state: GameState, action: KeepTickets, minimum: int) -> bool:
 
 
 def _may_draw_face_up(state: GameState, slot: object, second: bool) -> bool:
-    if type(slot) is not int or not 0 <= slot < len(state.face_up):
+    if type(slot) is not int or not 0 <= slot < rulebook(state).face_up_slots:
         return False
     card = state.face_up[slot]
     if card == _EMPTY_SLOT:
@@ -159,10 +199,13 @@ def naive_is_legal(state: GameState, action: Action) -> bool:
         return False
     if phase is Phase.SETUP_TICKETS:
         # 003:15-17 the first decision of every seat is which dealt tickets to keep.
-        return isinstance(action, KeepTickets) and _keep_is_legal(state, action, SETUP_KEEP_MIN)
+        minimum = rulebook(state).setup_keep_min
+        return isinstance(action, KeepTickets) and _keep_is_legal(state, action, minimum)
     if phase is Phase.KEEP_TICKETS:
-        # 003:59 the tickets just drawn: keep at least 1 (003:93 of fewer, if fewer came).
-        return isinstance(action, KeepTickets) and _keep_is_legal(state, action, DRAW_KEEP_MIN)
+        # 003:59 the tickets just drawn: keep at least 1 (003:93 of fewer, if fewer came;
+        # 001:30-31 a single ticket left may be drawn and must be kept).
+        minimum = rulebook(state).draw_keep_min
+        return isinstance(action, KeepTickets) and _keep_is_legal(state, action, minimum)
     if phase is Phase.SECOND_CARD:
         # 003:49 "You then draw a second card from the faceup cards or the deck."
         if isinstance(action, DrawBlind):
@@ -200,7 +243,7 @@ def candidate_actions(state: GameState) -> Iterator[Action]:
     """A superset of the legal actions, whatever the phase: every draw (and two slots that do
     not exist), the pass, every (route, card kind, Locomotive count) claim, and every subset
     of the acting seat's offered tickets in ascending order."""
-    for slot in range(-1, FACE_UP_SLOTS + 1):
+    for slot in range(-1, rulebook(state).face_up_slots + 1):
         yield DrawFaceUp(slot)
     yield DrawBlind()
     yield DrawTickets()

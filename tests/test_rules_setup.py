@@ -23,7 +23,7 @@ from referee.rules.actions import DRAW_BLIND
 from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from referee.rules.events import FaceUpDealt, FaceUpFlushed
 from referee.rules.state import EMPTY
-from tests.helpers import USA
+from tests.helpers import FACTS, RULESETS, USA, variant_seats
 
 SEAT_COUNTS = [pytest.param(n, id=f"{n}-players") for n in range(2, 6)]
 
@@ -90,6 +90,27 @@ def test_110_cards_12_per_colour_14_locomotives(num_seats: int, seed: int) -> No
     assert kind_totals(s) == (12,) * 8 + (14,)
     after = apply(s, KeepTickets(tuple(sorted(s.offered[0]))))
     assert kind_totals(after) == (12,) * 8 + (14,)
+
+
+@pytest.mark.parametrize(
+    ("variant", "num_seats"),
+    [
+        pytest.param(v, n, id=f"{v}-{n}p-{'001:170-175' if v == 'newyork' else '002:20'}")
+        for v, n in variant_seats()
+    ],
+)
+def test_deck_composition_per_variant(variant: str, num_seats: int) -> None:
+    # 002:20 "110 train car cards ... including 14 locomotives" on the USA map (every USA
+    # variant); 001:170-175 New York's 44: 6 each of blue, green, black, pink, red, orange and
+    # 8 Taxi cards (the wild card kind), so no yellow and no white card exists anywhere.
+    expected = FACTS[variant].cards
+    assert sum(expected) == (44 if variant == "newyork" else 110)
+    for seed in (1, 2, 3):
+        s = new_game(RULESETS[variant], num_seats, seed)
+        assert kind_totals(s) == expected
+        assert s.card_count() == sum(expected)
+        after = apply(s, KeepTickets(tuple(sorted(s.offered[0]))))
+        assert kind_totals(after) == expected
 
 
 # ---------------------------------------------------------------------------------------------

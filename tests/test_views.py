@@ -7,8 +7,10 @@ seat's serialised view must stay byte-identical, and the acting seat's legal act
 not move. Change a public fact and the view must change. Events get the same treatment, and
 a golden playthrough prints every seat's view so that a leak shows as a readable diff.
 
-003:91 "Destination Tickets are kept secret until the end of the game"; a hand is secret by
-the nature of the game (only its size shows).
+003:91 "Destination Tickets are kept secret until the end of the game" (001:32-33 the same
+in New York); a hand is secret by the nature of the game (only its size shows). Every
+property test here runs for every variant (the sampled states are split across them); the
+golden playthrough stays a usa game.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hypothesis import strategies as st
 from referee.rules import (
     GameState,
     Phase,
+    Ruleset,
     apply,
     legal_actions,
     new_game,
@@ -50,7 +53,7 @@ from referee.rules.events import (
     project,
 )
 from referee.rules.state import EMPTY
-from tests.helpers import USA, with_
+from tests.helpers import FACTS, RULESETS, USA, VARIANTS, variant_seats, with_
 
 DATA = Path(__file__).parent / "data"
 PLAYTHROUGH = DATA / "playthrough_usa_2p_seed7.txt"
@@ -73,9 +76,11 @@ def hoarder(actions: tuple[Action, ...], rng: random.Random) -> Action:
     return actions[rng.randrange(len(actions))]
 
 
-def play(players: int, seed: int, steps: int, hoard: bool = False) -> GameState:
+def play(
+    players: int, seed: int, steps: int, hoard: bool = False, ruleset: Ruleset = USA
+) -> GameState:
     """The state after ``steps`` random decisions (or the end) of game ``seed``."""
-    state = new_game(USA, players, seed)
+    state = new_game(ruleset, players, seed)
     rng = random.Random(seed)
     for _ in range(steps):
         if state.is_over:
@@ -160,7 +165,7 @@ def some_unclaimed_route(state: GameState) -> int:
     taken = 0
     for owned in state.owned:
         taken |= owned
-    return next(i for i in range(len(USA.game_map.routes)) if not taken >> i & 1)
+    return next(i for i in range(len(state.ruleset.game_map.routes)) if not taken >> i & 1)
 
 
 def public_changes(state: GameState, seat: int) -> dict[str, GameState]:
@@ -213,17 +218,21 @@ def public_changes(state: GameState, seat: int) -> dict[str, GameState]:
 # the view hides what it must
 
 
+VARIANT_SEATS = variant_seats()
+
+
 @settings(max_examples=150, derandomize=True, database=None, deadline=None)
 @given(
     seed=st.integers(min_value=0, max_value=2**32),
-    players=st.integers(min_value=2, max_value=5),
+    variant_players=st.sampled_from(VARIANT_SEATS),
     steps=st.integers(min_value=0, max_value=450),
     hoard=st.booleans(),
 )
 def test_views_and_legal_actions_ignore_hidden_facts(
-    seed: int, players: int, steps: int, hoard: bool
+    seed: int, variant_players: tuple[str, int], steps: int, hoard: bool
 ) -> None:
-    state = play(players, seed, steps, hoard)
+    variant, players = variant_players
+    state = play(players, seed, steps, hoard, RULESETS[variant])
     rng = random.Random(seed ^ steps)
     for seat in range(players):
         assert_view_hides(state, seat, rng)
@@ -232,14 +241,15 @@ def test_views_and_legal_actions_ignore_hidden_facts(
 @settings(max_examples=60, derandomize=True, database=None, deadline=None)
 @given(
     seed=st.integers(min_value=0, max_value=2**32),
-    players=st.integers(min_value=2, max_value=5),
+    variant_players=st.sampled_from(VARIANT_SEATS),
     steps=st.integers(min_value=0, max_value=450),
     hoard=st.booleans(),
 )
 def test_views_change_with_every_public_fact(
-    seed: int, players: int, steps: int, hoard: bool
+    seed: int, variant_players: tuple[str, int], steps: int, hoard: bool
 ) -> None:
-    state = play(players, seed, steps, hoard)
+    variant, players = variant_players
+    state = play(players, seed, steps, hoard, RULESETS[variant])
     for seat in range(players):
         seen = view_json(state, seat)
         for name, changed in public_changes(state, seat).items():
@@ -247,11 +257,14 @@ def test_views_change_with_every_public_fact(
 
 
 @pytest.mark.slow
-def test_every_state_of_some_games_hides_what_it_must() -> None:
-    """Every decision of 12 whole games (each phase, each seat), not just sampled states."""
-    for i in range(12):
-        players = 2 + i % 4
-        state = new_game(USA, players, 500 + i)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_state_of_some_games_hides_what_it_must(variant: str) -> None:
+    """Every decision of whole games (each phase, each seat), not just sampled states: 3 per
+    variant (a hoarder's and two uniform), 6 in New York, whose games are short."""
+    counts = FACTS[variant].players
+    for i in range(6 if variant == "newyork" else 3):
+        players = counts[i % len(counts)]
+        state = new_game(RULESETS[variant], players, 500 + i)
         rng = random.Random(i)
         while True:
             for seat in range(players):
@@ -262,9 +275,10 @@ def test_every_state_of_some_games_hides_what_it_must() -> None:
             state = apply(state, hoarder(actions, rng) if i % 3 == 0 else rng.choice(actions))
 
 
-def test_hide_and_seek_does_move_hidden_facts() -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hide_and_seek_does_move_hidden_facts(variant: str) -> None:
     """The perturbation is not a no-op: it redraws other hands, tickets and the deck."""
-    state = play(4, 3, 60)
+    state = play(4, 3, 60, ruleset=RULESETS[variant])
     rng = random.Random(0)
     moved = {"deck": False, "hands": False, "tickets": False, "ticket deck": False}
     for _ in range(5):
@@ -288,9 +302,10 @@ def test_hide_and_seek_does_move_hidden_facts() -> None:
     ],
     ids=["other hand", "deck top", "other tickets", "ticket deck top", "seed"],
 )
-def test_a_leaky_view_is_caught(leak: Callable[[GameState, int], str]) -> None:
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_leaky_view_is_caught(variant: str, leak: Callable[[GameState, int], str]) -> None:
     """The check above can fail: a view that shows any one hidden fact is caught."""
-    state = play(3, 5, 80)
+    state = play(3, 5, 80, ruleset=RULESETS[variant])
 
     def leaky(s: GameState, seat: int) -> str:
         return view_json(s, seat) + leak(s, seat)
@@ -299,10 +314,14 @@ def test_a_leaky_view_is_caught(leak: Callable[[GameState, int], str]) -> None:
         assert_view_hides(state, 0, random.Random(1), tries=10, see=leaky)
 
 
-def test_the_view_shows_the_seat_its_own_secrets_and_only_counts_of_others() -> None:
-    state = play(3, 11, 30)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_view_shows_the_seat_its_own_secrets_and_only_counts_of_others(variant: str) -> None:
+    state = play(3, 11, 30, ruleset=RULESETS[variant])
     for seat in range(3):
         v = view(state, seat)
+        assert v.variant == f"{variant}@1"
+        assert len(v.hand) == NUM_CARD_KINDS  # New York too: its 6 colours + Taxi, zeros kept
+        assert len(v.face_up) == FACTS[variant].face_up
         assert v.hand == state.hands[seat]
         assert v.tickets == state.tickets[seat]
         assert v.offered == state.offered[seat]
@@ -323,8 +342,9 @@ def test_the_view_shows_the_seat_its_own_secrets_and_only_counts_of_others() -> 
             assert all(isinstance(p[k], int) for k in p if k != "routes")
 
 
-def test_over_state_shows_no_seat_to_act() -> None:
-    state = play(2, 1, 10_000)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_over_state_shows_no_seat_to_act(variant: str) -> None:
+    state = play(2, 1, 10_000, ruleset=RULESETS[variant])
     assert state.is_over
     assert all(view(state, seat).to_act == -1 for seat in range(2))
 
@@ -337,14 +357,17 @@ HIDDEN_EVENTS = (BlindDrawn, TicketsDrawn, TicketsKept)
 
 
 def events_of_games() -> list[Event]:
+    """The events of 20 whole games, 4 per variant, hoarders and uniform players."""
     events: list[Event] = []
-    for i in range(16):
-        state = new_game(USA, 2 + i % 4, 700 + i)
+    for i in range(20):
+        rules = RULESETS[VARIANTS[i % len(VARIANTS)]]
+        counts = FACTS[rules.name].players
+        state = new_game(rules, counts[i // len(VARIANTS) % len(counts)], 700 + i)
         events += state.events
         rng = random.Random(i)
         while not state.is_over:
             actions = legal_actions(state)
-            state = apply(state, hoarder(actions, rng) if i % 2 else rng.choice(actions))
+            state = apply(state, hoarder(actions, rng) if i // 5 % 2 else rng.choice(actions))
             events += state.events
     return events
 
