@@ -14,9 +14,10 @@ Three strengths, so that a new bot has something to measure itself against:
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from referee.rules import (
@@ -45,6 +46,7 @@ __all__ = [
     "Plan",
     "PlannerStrategy",
     "RandomStrategy",
+    "Rates",
     "Strategy",
     "blocked_routes",
     "build_plan",
@@ -52,7 +54,9 @@ __all__ = [
     "claimed_routes",
     "connected",
     "play_match",
+    "route_value",
     "shortest_path",
+    "touched_attractions",
     "turns_left",
 ]
 
@@ -167,13 +171,17 @@ def shortest_path(
     free: Collection[int],
     closed: Collection[int],
     per_route: float = 0.0,
+    prize: Mapping[int, float] | None = None,
 ) -> tuple[int, tuple[int, ...]] | None:
     """The fewest trains still to lay to join ``a`` and ``b``, and the routes to claim.
 
     Routes in ``free`` (owned, or already planned) cost nothing; other routes in ``closed``
     do not exist. Each route to claim also costs ``per_route`` trains' worth: fewer, longer routes
-    mean fewer claiming turns, more points per train and fewer chances to be cut off. Ties
-    go to fewer routes. ``None`` when no path is left.
+    mean fewer claiming turns, more points per train and fewer chances to be cut off. A city in
+    ``prize`` (a Tourist Attraction not yet touched, 001:79-81) takes that many trains' worth
+    off a route to claim that reaches it, so a path bends through it when the detour is cheaper
+    than the points; every step still costs something, so the search stays exact. Ties go to
+    fewer routes. ``None`` when no path is left.
     """
     if a == b:
         return 0, ()
@@ -194,7 +202,10 @@ def shortest_path(
             elif route in closed:
                 continue
             else:
-                new = key + length + step
+                cost = length + step
+                if prize:
+                    cost = max(step, cost - prize.get(other, 0.0))
+                new = key + cost
             if new < best.get(other, float("inf")):
                 best[other] = new
                 back[other] = (city, route)
@@ -296,12 +307,16 @@ def build_plan(
     closed: Collection[int],
     trains: int,
     per_route: float = 0.0,
+    prize: Mapping[int, float] | None = None,
 ) -> Plan:
     """A cheap Steiner tree for ``tickets``: repeatedly join the ticket that is cheapest to
-    finish given what is owned or planned, so tickets share track."""
+    finish given what is owned or planned, so tickets share track. ``prize`` (see
+    ``shortest_path``) is spent as the plan reaches its cities: an attraction scores once."""
     ruleset = board.ruleset
+    all_routes = ruleset.game_map.routes
     free = set(mine)
     todo = list(tickets)
+    left = dict(prize) if prize else None
     routes: list[int] = []
     planned: list[int] = []
     steps: list[tuple[int, int]] = []
@@ -311,7 +326,7 @@ def build_plan(
         best: tuple[float, int, tuple[int, ...], int] | None = None
         for t in list(todo):
             ticket = ruleset.tickets[t]
-            found = shortest_path(board, ticket.a, ticket.b, free, closed, per_route)
+            found = shortest_path(board, ticket.a, ticket.b, free, closed, per_route, left)
             if found is None:
                 todo.remove(t)
                 dropped.append(t)
@@ -323,13 +338,17 @@ def build_plan(
             break
         _, _, path, t = best
         todo.remove(t)
-        trains_needed = sum(ruleset.game_map.routes[r].length for r in path)
+        trains_needed = sum(all_routes[r].length for r in path)
         if cost + trains_needed > trains:
             dropped.append(t)
             continue
         cost += trains_needed
         routes.extend(path)
         free.update(path)
+        if left:
+            for r in path:
+                left.pop(all_routes[r].a, None)
+                left.pop(all_routes[r].b, None)
         planned.append(t)
         steps.append((cost, len(routes)))
     return Plan(tuple(routes), cost, tuple(planned), tuple(steps), tuple(dropped))
@@ -414,30 +433,110 @@ def turns_left(view: SeatView, ruleset: Ruleset) -> float:
     return estimate + 1.0
 
 
-def turns_needed(routes: int, missing_cards: int) -> float:
+def turns_needed(routes: float, missing_cards: float) -> float:
     """Turns to collect the missing cards and then claim each route."""
     return routes + missing_cards / CARDS_PER_TURN
 
 
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """What a train, a ticket and a Tourist Attraction are worth in one ruleset, read from its
+    numbers alone (the route table, the map, the ticket deck), so that the planner's
+    thresholds scale from 45 trains to New York's 15 taxis without naming a variant."""
+
+    point_rate: float  #: route points per train over all the map's routes
+    best_rate: float  #: the most route points per train any route of the map scores
+    ticket_trains: float  #: trains the average ticket's shortest path takes on an empty board
+    ticket_routes: float  #: routes on that path
+    attraction: float  #: trains' worth of touching one more Tourist Attraction (0: none scored)
+
+    @staticmethod
+    def of(ruleset: Ruleset) -> Rates:
+        """The ruleset's rates, worked out once per ruleset."""
+        return _rates_of(ruleset)
+
+
+@per_object
+def _rates_of(ruleset: Ruleset) -> Rates:
+    routes = ruleset.game_map.routes
+    points = ruleset.route_points
+    point_rate = sum(points[r.length] for r in routes) / sum(r.length for r in routes)
+    best_rate = max(points[r.length] / r.length for r in routes)
+    board = Board.of(ruleset)
+    found = [
+        path
+        for t in ruleset.tickets
+        if (path := shortest_path(board, t.a, t.b, (), (), PlannerStrategy.per_route)) is not None
+    ]
+    ticket_trains = sum(p[0] for p in found) / max(1, len(found))
+    ticket_routes = sum(len(p[1]) for p in found) / max(1, len(found))
+    # a train laid scores ``point_rate`` on average, so an attraction point is worth that
+    # many trains' fewer (001:79-81)
+    attraction = ruleset.attraction_points / point_rate if point_rate else 0.0
+    return Rates(point_rate, best_rate, ticket_trains, ticket_routes, attraction)
+
+
+def touched_attractions(ruleset: Ruleset, routes: Iterable[int]) -> frozenset[int]:
+    """Tourist Attractions the routes reach; each scores once however many routes end there
+    (001:79-81), so only a route reaching a new one earns its points."""
+    all_routes = ruleset.game_map.routes
+    attractions = ruleset.game_map.cities
+    touched: set[int] = set()
+    for index in routes:
+        r = all_routes[index]
+        for city in (r.a, r.b):
+            if attractions[city].attraction:
+                touched.add(city)
+    return frozenset(touched)
+
+
+def route_value(ruleset: Ruleset, route: int, touched: Collection[int]) -> int:
+    """Points a claim scores at once: the route table (002:89-95, 001:70-73) and, where the
+    ruleset scores them, each Tourist Attraction it reaches that ``touched`` lacks."""
+    r = ruleset.game_map.routes[route]
+    points = ruleset.route_points[r.length]
+    if ruleset.attraction_points:
+        cities = ruleset.game_map.cities
+        new = sum(1 for c in {r.a, r.b} if cities[c].attraction and c not in touched)
+        points += new * ruleset.attraction_points
+    return points
+
+
 class PlannerStrategy(Strategy):
     """Tickets first: keep what it can finish, claim along shortest paths, then spend spare
-    trains on the longest routes.
+    trains on the routes that score most per train.
 
     Everything is recomputed from the view on every decision (the plan, the blocked routes,
     the card needs), so it carries no memory between calls and can take over any seat mid-game.
+    What a variant rewards comes from the ruleset's numbers: a Globetrotter bonus makes each
+    finished ticket worth more, Tourist Attraction points make routes reaching new ones worth
+    more, and the thresholds scale with the trains and the tickets (``Rates``).
     """
 
     name = "planner"
 
-    #: Draw new tickets only with at least this many trains and turns to spare.
-    ticket_trains = 14
-    ticket_turns = 9.0
+    #: Draw new tickets only with this many average tickets' trains (``Rates.ticket_trains``)
+    #: and this share of the turns an average ticket takes to spare.
+    ticket_trains = 1.2
+    ticket_turns = 0.8
     #: Spread (in turns) of the completion-probability ramp used to value tickets.
     slack_spread = 6.0
     #: Chance, per route still to claim, that an opponent cuts a ticket's path for good.
     hazard = 0.05
     #: Trains' worth each extra route costs in path searches (see ``shortest_path``).
     per_route = 1.0
+    #: Spare trains go on routes scoring at least this share of ``Rates.best_rate`` points per
+    #: train: while tickets are planned, with none planned, in the last 6 turns, the last 3.
+    spare_rates = (0.8, 0.7, 0.5, 0.0)
+    #: Globetrotter (003:25): rivals are taken to finish this share of the tickets they hold
+    #: (how many they finish is secret, 003:91, how many they hold is not), and a lead of one
+    #: ticket moves the chance of the bonus by about one step of this logistic spread.
+    rival_share = 0.8
+    globetrotter_spread = 1.0
+    attraction_keep = 1.0
+    attraction_path = 1.0
+    ticket_mode = "ev"
+    ticket_turn_cost = 1.0
 
     def choose(self, view: SeatView, legal: Sequence[Action], ruleset: Ruleset) -> Action:
         if len(legal) == 1:
@@ -459,6 +558,14 @@ class PlannerStrategy(Strategy):
             if not connected(ruleset, mine, ruleset.tickets[t].a, ruleset.tickets[t].b)
         ]
 
+    def _prize(self, ruleset: Ruleset, touched: frozenset[int]) -> dict[int, float]:
+        """Trains' worth of each Tourist Attraction the seat has not reached yet (empty where
+        the ruleset scores none)."""
+        worth = Rates.of(ruleset).attraction * self.attraction_path
+        if not worth:
+            return {}
+        return {c: worth for c in ruleset.game_map.attractions if c not in touched}
+
     def _finishable(
         self, view: SeatView, ruleset: Ruleset, plan: Plan, closed: frozenset[int], turns: float
     ) -> list[tuple[int, float, int]]:
@@ -473,10 +580,80 @@ class PlannerStrategy(Strategy):
             before = n_routes
         return out
 
-    def _ticket_value(self, points: int, slack: float, routes: int) -> float:
+    def _chance(self, slack: float, routes: int) -> float:
+        """Chance to finish a ticket: a ramp on the slack in turns, less the risk of being
+        cut off on each route still to claim."""
         p = min(0.98, max(0.02, 0.5 + slack / (2 * self.slack_spread)))
-        p *= (1.0 - self.hazard) ** routes
-        return (2 * p - 1) * points
+        return p * (1.0 - self.hazard) ** routes
+
+    def _globetrotter(self, view: SeatView, ruleset: Ruleset, finished: float) -> float:
+        """Expected Globetrotter points (003:25: every seat tied for the most completed
+        tickets, at least one) for ``finished`` tickets expected done; 0 when not in play."""
+        bonus = ruleset.globetrotter_bonus
+        if not bonus or finished <= 0:
+            return 0.0
+        held = max(
+            (
+                max(p.tickets, ruleset.setup_tickets_keep_min)
+                for p in view.players
+                if p.seat != view.seat
+            ),
+            default=0,
+        )
+        lead = finished - self.rival_share * held + 0.5  # a tie still earns the card
+        return bonus / (1.0 + math.exp(-lead / self.globetrotter_spread))
+
+    def _draw_value(
+        self,
+        view: SeatView,
+        ruleset: Ruleset,
+        mine: frozenset[int],
+        closed: frozenset[int],
+        turns: float,
+        prize: Mapping[int, float],
+        touched: frozenset[int],
+    ) -> float:
+        """Expected points of drawing tickets now: each ticket not in hand valued alone as
+        ``_keep`` values it, then the best ``tickets_keep_min`` of a random draw of
+        ``tickets_drawn`` that must be kept (003:59-61), plus any other worth keeping. More
+        tickets to choose from (draw 4, keep 1) make a draw worth more."""
+        board = Board.of(ruleset)
+        trains = view.players[view.seat].trains
+        held = set(view.tickets)
+        finished = float(len(view.tickets))
+        base = self._globetrotter(view, ruleset, finished)
+        values = []
+        for ticket in ruleset.tickets:
+            if ticket.index in held:
+                continue
+            plan = build_plan(board, [ticket.index], mine, closed, trains, self.per_route, prize)
+            if not plan.tickets:
+                values.append(-float(ticket.points))
+                continue
+            (_, slack, routes), = self._finishable(view, ruleset, plan, closed, turns)
+            p = self._chance(slack, routes)
+            value = (2 * p - 1) * ticket.points
+            value += self._globetrotter(view, ruleset, finished + p) - base
+            if ruleset.attraction_points:
+                reached = touched_attractions(ruleset, plan.routes) - touched
+                value += p * self.attraction_keep * ruleset.attraction_points * len(reached)
+            values.append(value)
+        n = len(values)
+        k = min(ruleset.tickets_drawn, view.ticket_deck_size, n)
+        if k <= 0:
+            return 0.0
+        m = min(ruleset.tickets_keep_min, k)
+        values.sort()
+        subsets = math.comb(n, k)
+        in_draw = math.comb(n - 1, k - 1) / subsets
+        expected = 0.0
+        for i, v in enumerate(values):
+            # the draw holds this ticket with j of the n - 1 - i better ones: kept for sure
+            # while j < m, kept only if worth it otherwise
+            top = sum(math.comb(n - 1 - i, j) * math.comb(i, k - 1 - j) for j in range(m))
+            top_p = top / subsets
+            expected += v * top_p + max(0.0, v) * (in_draw - top_p)
+        return expected
 
     # -- keeping tickets ---------------------------------------------------------------------
 
@@ -484,19 +661,29 @@ class PlannerStrategy(Strategy):
         board = Board.of(ruleset)
         mine, closed = self._situation(view, ruleset)
         pending = self._pending(view, ruleset, mine)
+        finished = len(view.tickets) - len(pending)
         trains = view.players[view.seat].trains
         turns = turns_left(view, ruleset)
+        touched = touched_attractions(ruleset, mine)
+        prize = self._prize(ruleset, touched)
         best: tuple[float, int, KeepTickets] | None = None
         for action in legal:
             if not isinstance(action, KeepTickets):
                 continue
             tickets = [*pending, *action.tickets]
-            plan = build_plan(board, tickets, mine, closed, trains, self.per_route)
+            plan = build_plan(board, tickets, mine, closed, trains, self.per_route, prize)
             value = 0.0
+            expected = float(finished)
             for t, slack, routes in self._finishable(view, ruleset, plan, closed, turns):
-                value += self._ticket_value(ruleset.tickets[t].points, slack, routes)
+                p = self._chance(slack, routes)
+                value += (2 * p - 1) * ruleset.tickets[t].points
+                expected += p
             for t in plan.dropped:
                 value -= ruleset.tickets[t].points
+            value += self._globetrotter(view, ruleset, expected)
+            if ruleset.attraction_points:
+                reached = touched_attractions(ruleset, plan.routes) - touched
+                value += ruleset.attraction_points * len(reached) * self.attraction_keep
             # on equal value keep fewer: an unplayed ticket can only cost points
             if best is None or (value, -len(action.tickets)) > best[:2]:
                 best = (value, -len(action.tickets), action)
@@ -508,11 +695,14 @@ class PlannerStrategy(Strategy):
 
     def _play(self, view: SeatView, legal: Sequence[Action], ruleset: Ruleset) -> Action:
         board = Board.of(ruleset)
+        rates = Rates.of(ruleset)
         mine, closed = self._situation(view, ruleset)
         trains = view.players[view.seat].trains
         pending = self._pending(view, ruleset, mine)
         turns = turns_left(view, ruleset)
-        plan = build_plan(board, pending, mine, closed, trains, self.per_route)
+        touched = touched_attractions(ruleset, mine)
+        prize = self._prize(ruleset, touched)
+        plan = build_plan(board, pending, mine, closed, trains, self.per_route, prize)
         # tickets that cannot be finished in time are given up: their routes are not chased
         keep_n = 0
         for i, (_, slack, _) in enumerate(self._finishable(view, ruleset, plan, closed, turns)):
@@ -527,28 +717,34 @@ class PlannerStrategy(Strategy):
         if claims:
             if view.last_round >= 0 or turns <= 1.5:
                 return self._best_scoring_claim(
-                    view, ruleset, claims, mine, pending, routes, closed
+                    view, ruleset, claims, mine, pending, routes, closed, touched
                 )
             wanted = self._plan_claim(
-                view, ruleset, claims, plan.tickets[:keep_n], routes, mine, closed, cost
+                view, ruleset, claims, plan.tickets[:keep_n], routes, mine, closed, cost, prize
             )
             if wanted is not None:
                 return wanted
 
-        if (
-            not pending
-            and DrawTickets() in legal
-            and trains >= self.ticket_trains
-            and turns >= self.ticket_turns
-        ):
-            return DrawTickets()
+        # a new ticket is worth a turn only while an average one still fits the trains and
+        # the turns left (003:59-61: drawn tickets must be kept, at least one)
+        if not pending and DrawTickets() in legal:
+            if self.ticket_mode == "ev":
+                worth = self._draw_value(view, ruleset, mine, closed, turns, prize, touched)
+                if worth > self.ticket_turn_cost * CARDS_PER_TURN * rates.point_rate:
+                    return DrawTickets()
+            elif trains >= self.ticket_trains * rates.ticket_trains and turns >= (
+                self.ticket_turns * turns_needed(rates.ticket_routes, rates.ticket_trains)
+            ):
+                return DrawTickets()
 
         spare = trains - cost
         targets = list(routes)
         if not routes:
-            targets = self._point_targets(ruleset, mine, closed, spare)
+            targets = self._point_targets(ruleset, mine, closed, spare, touched)
         if claims and spare > 0:
-            extra = self._spare_claim(view, ruleset, claims, targets, routes, closed, spare, turns)
+            extra = self._spare_claim(
+                view, ruleset, claims, targets, routes, closed, spare, turns, touched
+            )
             if extra is not None:
                 return extra
         needs = card_needs(ruleset, targets, view.hand, closed)
@@ -564,6 +760,7 @@ class PlannerStrategy(Strategy):
         mine: frozenset[int],
         closed: frozenset[int],
         cost: int,
+        prize: Mapping[int, float],
     ) -> Action | None:
         """Claim a planned route (or the open other track of one), the one whose loss would
         hurt most first (the detour in trains, a lost ticket counting double its points),
@@ -579,7 +776,7 @@ class PlannerStrategy(Strategy):
         def urgency(r: int) -> tuple[int, int, int]:
             if len(candidates) == 1:
                 return (0, 0, 0)
-            without = build_plan(board, tickets, mine, closed | {r}, trains, self.per_route)
+            without = build_plan(board, tickets, mine, closed | {r}, trains, self.per_route, prize)
             lost = sum(2 * ruleset.tickets[t].points for t in without.dropped)
             return (without.cost - cost + lost, all_routes[r].length, -r)
 
@@ -621,35 +818,51 @@ class PlannerStrategy(Strategy):
         pending: Sequence[int],
         routes: Sequence[int],
         closed: frozenset[int],
+        touched: frozenset[int],
     ) -> Action:
         """Last turns: whatever scores most now, a ticket it finishes counted twice (the
-        points it adds and the penalty it avoids)."""
-        all_routes = ruleset.game_map.routes
+        points it adds and the penalty it avoids) plus what it adds to the Globetrotter."""
+        finished = len(view.tickets) - len(pending)
+        globetrotter = self._globetrotter(view, ruleset, finished)
 
-        def gain(r: int) -> tuple[int, int]:
-            points = ruleset.route_points[all_routes[r].length]
+        def gain(r: int) -> tuple[float, int]:
+            points = float(route_value(ruleset, r, touched))
             owned = [*mine, r]
+            done = finished
             for t in pending:
                 ticket = ruleset.tickets[t]
                 if connected(ruleset, owned, ticket.a, ticket.b):
                     points += 2 * ticket.points
+                    done += 1
+            if done > finished:
+                points += self._globetrotter(view, ruleset, done) - globetrotter
             return points, -r
 
         route = max(claims, key=gain)
         return self._pay(view, ruleset, claims[route], routes, closed)
 
     def _point_targets(
-        self, ruleset: Ruleset, mine: frozenset[int], closed: frozenset[int], spare: int
+        self,
+        ruleset: Ruleset,
+        mine: frozenset[int],
+        closed: frozenset[int],
+        spare: int,
+        touched: frozenset[int],
     ) -> list[int]:
-        """With no ticket to chase, the longest open routes that fit the trains left (the
-        best points per train), touching the network first for the longest-path bonus."""
+        """With no ticket to chase, the open routes that fit the trains left and score the
+        most (route points and new attractions), touching the network first for the
+        longest-path bonus."""
         all_routes = ruleset.game_map.routes
         cities = {c for r in mine for c in (all_routes[r].a, all_routes[r].b)}
-        open_routes = [
-            r for r in all_routes if r.index not in closed and r.length <= spare and r.length >= 3
-        ]
+        floor = self.spare_rates[2] * Rates.of(ruleset).best_rate
+        value = {
+            r.index: route_value(ruleset, r.index, touched)
+            for r in all_routes
+            if r.index not in closed and r.length <= spare
+        }
+        open_routes = [all_routes[r] for r, v in value.items() if v >= floor * all_routes[r].length]
         open_routes.sort(
-            key=lambda r: (-r.length, not ({r.a, r.b} & cities), r.colour != GRAY, r.index)
+            key=lambda r: (-value[r.index], not ({r.a, r.b} & cities), r.colour != GRAY, r.index)
         )
         targets: list[int] = []
         budget = spare
@@ -671,16 +884,25 @@ class PlannerStrategy(Strategy):
         closed: frozenset[int],
         spare: int,
         turns: float,
+        touched: frozenset[int],
     ) -> Action | None:
-        """Spend trains the plan does not need on a long route, if paying for it does not
-        take cards the plan needs; the shorter the game left, the shorter the route taken."""
+        """Spend trains the plan does not need on a route that scores well per train, if
+        paying for it does not take cards the plan needs; the shorter the game left, the
+        less per train it asks."""
         all_routes = ruleset.game_map.routes
-        min_length = 5 if routes else 4
+        planned, unplanned, late, last = self.spare_rates
+        share = planned if routes else unplanned
         if turns < 6:
-            min_length = 3
+            share = late
         if turns < 3:
-            min_length = 1
-        candidates = [r for r in claims if min_length <= all_routes[r].length <= spare]
+            share = last
+        floor = share * Rates.of(ruleset).best_rate
+        value = {r: route_value(ruleset, r, touched) for r in claims}
+        candidates = [
+            r
+            for r in claims
+            if all_routes[r].length <= spare and value[r] >= floor * all_routes[r].length
+        ]
         if not candidates:
             return None
         hand = view.hand
@@ -696,7 +918,7 @@ class PlannerStrategy(Strategy):
         payable = {r: options for r, options in payable.items() if options}
         if not payable:
             return None
-        route = max(payable, key=lambda r: (all_routes[r].length, r in targets, -r))
+        route = max(payable, key=lambda r: (value[r], r in targets, -r))
         return self._pay(view, ruleset, payable[route], routes, closed)
 
     def _draw(self, view: SeatView, legal: Sequence[Action], needs: Needs) -> Action:
