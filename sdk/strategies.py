@@ -630,7 +630,7 @@ class PlannerStrategy(Strategy):
             if not plan.tickets:
                 values.append(-float(ticket.points))
                 continue
-            (_, slack, routes), = self._finishable(view, ruleset, plan, closed, turns)
+            ((_, slack, routes),) = self._finishable(view, ruleset, plan, closed, turns)
             p = self._chance(slack, routes)
             value = (2 * p - 1) * ticket.points
             value += self._globetrotter(view, ruleset, finished + p) - base
