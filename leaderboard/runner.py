@@ -22,10 +22,12 @@ reason reported and stored, and the tournament goes on with the others.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import multiprocessing
 import os
 import queue
+import re
 import signal
 import time
 import traceback
@@ -47,9 +49,11 @@ from leaderboard.store import (
     Tournament,
     TournamentSpec,
 )
+from referee import sandbox as sandbox_mod
 from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
 from referee.match import Clock, Match, MatchResult, SeatBot
 from referee.rules import Ruleset, load_ruleset
+from referee.sandbox import SandboxConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
@@ -114,6 +118,8 @@ class Settings:
     startup_s: float
     records: str | None  #: folder for game records, None for none
     validation_bot: str = str(VALIDATION_BOT)
+    #: how bots are confined; not part of the stored tournament (a resumed run sets it anew)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,8 +169,9 @@ _Answer = Validation | GameResult | _Failed
 class _BotPool:
     """The bot processes of one worker, kept alive across games, restarted when found dead."""
 
-    def __init__(self, startup_s: float) -> None:
+    def __init__(self, startup_s: float, sandbox: SandboxConfig) -> None:
         self.startup_s = startup_s
+        self.sandbox = sandbox
         self.bots: dict[tuple[str, int], LaunchedBot] = {}
 
     def seat(self, path: str, name: str, version: str, copy: int = 0) -> SeatBot:
@@ -176,7 +183,7 @@ class _BotPool:
             return SeatBot(name, version, bot.address)
         if bot is not None:
             bot.stop()  # it died (crashed in its last game, or was killed): start it afresh
-        bot = LaunchedBot(path, startup_s=self.startup_s)
+        bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
         self.bots[key] = bot
         try:
             bot.start()
@@ -184,10 +191,28 @@ class _BotPool:
             return SeatBot(name, version, "", down=str(e).splitlines()[0])
         return SeatBot(name, version, bot.address)
 
+    def log_to(self, path: str, copy: int, log: Path | None) -> None:
+        """Send the output of a running bot to ``log`` from now on (one file per game)."""
+        bot = self.bots.get((path, copy))
+        if bot is not None:
+            bot.log_to(log)
+
     def close(self) -> None:
         for bot in self.bots.values():
             bot.stop()
         self.bots.clear()
+
+
+def _game_logs(settings: Settings, game_id: str, seats: Sequence[SeatBot]) -> list[Path | None]:
+    """Where each seat's bot writes during a game: ``<records>/logs/<game id>/seat<N>-<bot>.log``
+    (capped per game by the sandbox's ``log_kb``); nowhere when records are off."""
+    if settings.records is None:
+        return [None] * len(seats)
+    folder = Path(settings.records) / "logs" / game_id
+    return [
+        folder / f"seat{i}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', s.name)[:40]}.log"
+        for i, s in enumerate(seats)
+    ]
 
 
 def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResult, ...]:
@@ -209,6 +234,8 @@ def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResu
 
 def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> GameResult:
     seats = [pool.seat(e.path, e.name, e.version) for e in task.seats]
+    for e, log in zip(task.seats, _game_logs(settings, task.game.game_id, seats), strict=True):
+        pool.log_to(e.path, 0, log)
     record = (
         None if settings.records is None else Path(settings.records) / f"{task.game.game_id}.json"
     )
@@ -291,7 +318,7 @@ def _worker_main(
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     ruleset = load_ruleset(settings.variant)
-    pool = _BotPool(settings.startup_s)
+    pool = _BotPool(settings.startup_s, settings.sandbox)
     answers.put(("ready", number, None))
     try:
         while not stop.is_set():
@@ -638,6 +665,7 @@ def run(
     records: str | None = None,
     name: str = "",
     events: Events | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> Outcome:
     """Run a tournament to the end (or, with ``resume``, the store's unfinished one) and
     return how it went. Raises :class:`TournamentError` for what the organiser must fix."""
@@ -659,7 +687,14 @@ def run(
             name=name,
         )
     spec = tournament.spec
-    settings = _settings_of(spec)
+    settings = dataclasses.replace(_settings_of(spec), sandbox=sandbox or SandboxConfig())
+    if settings.sandbox.enabled:
+        reason = sandbox_mod.unavailable_reason()
+        if reason is not None:
+            raise TournamentError(
+                f"cannot sandbox the bots: {reason}; fix that, or pass --no-sandbox "
+                "(only for bots you trust)"
+            )
     tid = tournament.tournament_id
     crew: _Workers | None = None
     try:

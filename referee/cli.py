@@ -13,6 +13,13 @@ from typing import NoReturn
 from referee.rules import RulesetError, available_variants, load_ruleset
 from referee.rules.ruleset import Ruleset
 from referee.rules.scoring import Outcome, SeatScore
+from referee.sandbox import (
+    UNSANDBOXED_WARNING,
+    Limits,
+    SandboxConfig,
+    SandboxError,
+    require_available,
+)
 
 
 class UserError(Exception):
@@ -193,6 +200,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
     if not low <= len(args.bots) <= high:
         raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
+    sandbox = _sandbox_of(args)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
     record = args.record
     if record is None:
@@ -202,7 +210,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         seats: list[SeatBot] = []
         try:
             for spec in args.bots:
-                bot = stack.enter_context(launch(spec, startup_s=args.startup_s))
+                bot = stack.enter_context(launch(spec, startup_s=args.startup_s, sandbox=sandbox))
+                if bot.config is not None:
+                    bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
                 seats.append(SeatBot(bot.name, bot.version, bot.address))
         except LaunchError as e:
             raise UserError(str(e)) from None
@@ -255,6 +265,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
+    """``<logs>/seat<N>-<bot>.log``; by default the logs sit beside the record, in
+    ``<record name>.logs/``."""
+    import re
+
+    folder = logs if logs is not None else record.with_name(f"{record.stem}.logs")
+    return folder / f"seat{seat}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:40]}.log"
+
+
 def cmd_replay_verify(args: argparse.Namespace) -> int:
     from referee.replay import RecordError, verify
 
@@ -298,14 +317,17 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops a run as cleanly as Ctrl-C does
 
+    sandbox = _sandbox_of(args)
     previous_term = signal.signal(signal.SIGTERM, on_term)
     try:
-        return _tournament_run(args, workers, records)
+        return _tournament_run(args, workers, records, sandbox)
     finally:
         signal.signal(signal.SIGTERM, previous_term)  # ``main`` may be called in-process
 
 
-def _tournament_run(args: argparse.Namespace, workers: int, records: Path) -> int:
+def _tournament_run(
+    args: argparse.Namespace, workers: int, records: Path, sandbox: SandboxConfig
+) -> int:
     from leaderboard.progress import TournamentDisplay
     from leaderboard.runner import TournamentError, run
     from leaderboard.store import Store, StoreError
@@ -329,6 +351,7 @@ def _tournament_run(args: argparse.Namespace, workers: int, records: Path) -> in
                         bank_ms=args.bank_ms,
                         startup_s=args.startup_s,
                         records=str(records),
+                        sandbox=sandbox,
                         name=args.name or "",
                         events=display.events(),
                     )
@@ -430,6 +453,84 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
         default=10.0,
         help="how long a bot may take to become healthy (default 10)",
     )
+    d = Limits()
+    g = p.add_argument_group(
+        "sandbox",
+        "Every bot folder runs in a sandbox (docs/security.md): no network, its own processes "
+        "and user, only its folder and runtime readable, these limits per bot.",
+    )
+    g.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run bots as ordinary processes (debugging bots you trust; prints a warning)",
+    )
+    g.add_argument(
+        "--memory-mb", type=_positive, default=d.memory_mb, help=f"memory (default {d.memory_mb})"
+    )
+    g.add_argument(
+        "--max-processes",
+        type=_positive,
+        default=d.processes,
+        help=f"processes and threads at once (default {d.processes})",
+    )
+    g.add_argument(
+        "--cpu-s",
+        type=_positive,
+        default=d.cpu_s,
+        help=f"CPU seconds per process over its life (default {d.cpu_s})",
+    )
+    g.add_argument(
+        "--open-files",
+        type=_positive,
+        default=d.open_files,
+        help=f"open files per process (default {d.open_files})",
+    )
+    g.add_argument(
+        "--log-kb",
+        type=_positive,
+        default=d.log_kb,
+        help=f"stdout+stderr kept per bot and game, the rest dropped (default {d.log_kb})",
+    )
+    g.add_argument(
+        "--scratch-mb",
+        type=_positive,
+        default=d.scratch_mb,
+        help=f"size of the bot's private writable /tmp (default {d.scratch_mb})",
+    )
+    g.add_argument(
+        "--read-only",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also let bots read PATH (a runtime installed outside /usr); repeatable",
+    )
+
+
+def _sandbox_of(args: argparse.Namespace) -> SandboxConfig:
+    """The sandbox the options ask for; a bad limit or a machine that cannot sandbox is a
+    UserError naming it. ``--no-sandbox`` prints its warning here, once."""
+    try:
+        limits = Limits(
+            memory_mb=args.memory_mb,
+            processes=args.max_processes,
+            cpu_s=args.cpu_s,
+            open_files=args.open_files,
+            log_kb=args.log_kb,
+            scratch_mb=args.scratch_mb,
+        )
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    missing = [p for p in args.read_only if not Path(p).exists()]
+    if missing:
+        raise UserError(f"--read-only {missing[0]}: no such file or directory")
+    if args.no_sandbox:
+        print(UNSANDBOXED_WARNING, file=sys.stderr)
+        return SandboxConfig(enabled=False, limits=limits)
+    try:
+        require_available()
+    except SandboxError as e:
+        raise UserError(str(e)) from None
+    return SandboxConfig(True, limits, tuple(str(Path(p).resolve()) for p in args.read_only))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -500,6 +601,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="where to write the record (default records/<timestamp>-<seed>.json)",
+    )
+    p.add_argument(
+        "--logs",
+        type=Path,
+        default=None,
+        help="folder for each bot's stdout+stderr of this game, seat<N>-<bot>.log (default: "
+        "beside the record, <record>.logs/)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_clock_options(p)

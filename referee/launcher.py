@@ -9,25 +9,34 @@ elsewhere, as an address ``host:port``. ``bot.toml``::
     description = "..."
     command = ["{python}", "bot.py"]   # run with the folder as cwd; {python} = our interpreter
 
-The launcher picks a free loopback port, starts the command in its own process group with
-``TTR_BOT_ADDRESS=127.0.0.1:PORT`` in its environment, and waits until the gRPC health check
-answers SERVING. Leaving the context sends SIGTERM to the whole group, then SIGKILL after a
-grace period, so a bot's children go too::
+By default the command runs in a sandbox (referee/sandbox.py, docs/security.md): it listens
+on a Unix socket the launcher chose, ``TTR_BOT_ADDRESS=unix:/run/ttr/bot.sock`` inside, which
+the referee reaches as ``unix:/tmp/ttr-bot-.../sock/bot.sock``. With the sandbox off (local
+debugging of a bot you trust) it runs as a plain child process in its own process group,
+listening on a free loopback port, ``TTR_BOT_ADDRESS=127.0.0.1:PORT``.
+
+Either way the launcher waits until the gRPC health check answers SERVING, reads the bot's
+stdout and stderr itself (:class:`BotLog`: a capped log file per game, and the end of stderr
+for startup errors), and on leaving the context sends SIGTERM to every process of the bot,
+then SIGKILL after a grace period, so nothing it started outlives it::
 
     with launch("sample_bots/greedy") as bot:
+        bot.log_to(Path("logs/game-1-seat-0.log"))
         print(bot.address, bot.name)
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import re
+import selectors
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -38,10 +47,21 @@ from typing import IO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee import sandbox as sandbox_mod
+from referee.sandbox import SandboxConfig
+
 ADDRESS_ENV = "TTR_BOT_ADDRESS"
 DEFAULT_STARTUP_S = 10.0
-STOP_GRACE_S = 2.0
+STOP_GRACE_S = 1.0
 _STDERR_TAIL_LINES = 15
+_STDERR_TAIL_BYTES = 8192
+#: the environment of a sandboxed bot (nothing of the referee's own is passed on)
+_SANDBOX_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 
@@ -112,7 +132,10 @@ def load_bot_config(folder: str | Path) -> BotConfig:
 
 
 def is_address(spec: str) -> bool:
-    """Whether ``spec`` names a running bot (``host:port``) rather than a folder."""
+    """Whether ``spec`` names a running bot (``host:port`` or ``unix:/path``) rather than a
+    folder."""
+    if spec.startswith("unix:/"):
+        return True
     return bool(_ADDRESS.match(spec)) and not Path(spec).exists()
 
 
@@ -152,15 +175,17 @@ class LaunchedBot:
         spec: str | Path,
         startup_s: float = DEFAULT_STARTUP_S,
         python: str = sys.executable,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         self.spec = str(spec)
         self.startup_s = startup_s
         self.python = python
+        self.sandbox = sandbox if sandbox is not None else SandboxConfig()
         self.config: BotConfig | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.address = ""
-        self._stderr: IO[bytes] | None = None
-        self._stdout: IO[bytes] | None = None
+        self.log = BotLog(self.sandbox.limits.log_kb * 1024)
+        self._jail: sandbox_mod.Jail | None = None
         if is_address(self.spec):
             self.address = self.spec
             self.name = self.spec
@@ -190,35 +215,64 @@ class LaunchedBot:
         if self.config is None:
             self._wait_remote()
             return
-        port = free_port()
-        self.address = f"127.0.0.1:{port}"
         argv = [self.python if a == "{python}" else a for a in self.config.command]
-        env = dict(os.environ)
-        env[ADDRESS_ENV] = self.address
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in stop())
-        self._stdout = tempfile.TemporaryFile()  # noqa: SIM115
+        if self.sandbox.enabled:
+            try:
+                self._jail = sandbox_mod.prepare(
+                    argv, self.config.folder, self.sandbox, dict(_SANDBOX_ENV)
+                )
+            except sandbox_mod.SandboxError as e:
+                raise BotStartError(f"bot {self.name!r}: {e}") from None
+            popen_argv, env, cwd = self._jail.argv, dict(_SANDBOX_ENV), None
+            self.address = self._jail.address
+        else:
+            self.address = f"127.0.0.1:{free_port()}"
+            popen_argv, cwd = argv, self.config.folder
+            env = dict(os.environ)
+            env[ADDRESS_ENV] = self.address
+            env.setdefault("PYTHONUNBUFFERED", "1")
         try:
             self.process = subprocess.Popen(
-                argv,
-                cwd=self.config.folder,
+                popen_argv,
+                cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=self._stdout,
-                stderr=self._stderr,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group (and session)
             )
         except OSError as e:
-            self._close_logs()
+            self._release()
             raise BotStartError(
-                f"bot {self.name!r} ({self.config.folder}): cannot run {argv[0]!r}: "
+                f"bot {self.name!r} ({self.config.folder}): cannot run {popen_argv[0]!r}: "
                 f"{e.strerror or e}"
             ) from None
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.log.attach(self.process.stdout, self.process.stderr)
         try:
             self._wait_healthy()
         except BaseException:
             self.stop()
             raise
+
+    def log_to(self, path: Path | None) -> None:
+        """Send what the bot writes from now on to ``path`` (a new file, capped; ``None``:
+        keep only the end of stderr in memory). Called at each game's start, so each game's
+        log is its own."""
+        self.log.log_to(path)
+
+    def death(self) -> str:
+        """Why the bot is not running: ``""`` while it runs, else its exit status, with the
+        sandbox's memory limit named when the kernel killed it for that."""
+        proc = self.process
+        if proc is None or proc.poll() is None:
+            return ""
+        code = proc.returncode
+        why = f"exited with status {code}" if code >= 0 else f"killed by {_signal_name(-code)}"
+        jail = self._jail
+        if jail is not None and jail.cgroup is not None and jail.cgroup.oom_kills():
+            why += f" (over its memory limit of {self.sandbox.limits.memory_mb} MB)"
+        return why
 
     def _wait_remote(self) -> None:
         deadline = time.monotonic() + self.startup_s
@@ -257,12 +311,7 @@ class LaunchedBot:
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
         """The last lines the bot wrote to stderr (empty for a bot entered by address)."""
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - 8192))
-        text = self._stderr.read().decode("utf-8", "replace")
+        text = self.log.stderr_tail().decode("utf-8", "replace")
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     def _stderr_tail(self) -> str:
@@ -272,25 +321,176 @@ class LaunchedBot:
         return "; the end of its stderr:\n" + "\n".join("  | " + ln for ln in tail.splitlines())
 
     def stop(self) -> None:
-        """SIGTERM to the bot's process group, SIGKILL after a grace period. Idempotent."""
+        """SIGTERM to every process of the bot, SIGKILL after a grace period. Idempotent.
+
+        Sandboxed, the processes are found in its cgroup and below bwrap, and killing bwrap
+        ends the PID namespace, so a grandchild that called setsid() dies too. Unsandboxed,
+        only its process group can be reached (a setsid() escapes it: one more reason for the
+        sandbox)."""
         proc = self.process
         if proc is not None:
-            pgid = proc.pid  # start_new_session: the leader's pid is the group id
-            _signal_group(pgid, signal.SIGTERM)
+            inner = self._processes()
+            for pid in inner:
+                _signal(pid, signal.SIGTERM)
+            if self._jail is None:
+                _signal_group(proc.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=STOP_GRACE_S)
-            # Whatever is left of the group (the leader or children that ignored SIGTERM).
-            _signal_group(pgid, signal.SIGKILL)
+            # Whatever is left (children that ignored SIGTERM; bwrap, whose death ends them all).
+            for pid in [proc.pid, *self._processes(), *inner]:
+                _signal(pid, signal.SIGKILL)
+            if self._jail is None:
+                _signal_group(proc.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=STOP_GRACE_S)
-            self.process = None
-        self._close_logs()
+        self._release()
 
-    def _close_logs(self) -> None:
-        for f in (self._stdout, self._stderr):
-            if f is not None:
-                f.close()
-        self._stdout = self._stderr = None
+    def _processes(self) -> list[int]:
+        """The bot's processes below the one we started (which is bwrap when sandboxed)."""
+        proc = self.process
+        if proc is None:
+            return []
+        found = set(_descendants(proc.pid))
+        if self._jail is not None and self._jail.cgroup is not None:
+            found |= self._jail.cgroup.pids()
+        found.discard(proc.pid)
+        return sorted(found)
+
+    def _release(self) -> None:
+        if self._jail is not None:
+            self._jail.cleanup()
+        self.log.close()
+        proc, self.process = self.process, None
+        if proc is not None:
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+
+
+class BotLog:
+    """A bot's stdout and stderr, read by a thread of ours so that the bot never blocks on a
+    full pipe and never writes more than we keep: each game's output goes to its own file,
+    capped at ``limit`` bytes (the rest is counted and a note says how much was dropped), and
+    the last few KB of stderr stay in memory to explain a failed start."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._file: IO[bytes] | None = None
+        self._written = 0
+        self._dropped = 0
+        self._tail: collections.deque[bytes] = collections.deque()
+        self._tail_bytes = 0
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def attach(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self._thread = threading.Thread(
+            target=self._pump, args=(stdout, stderr), name="bot-log", daemon=True
+        )
+        self._thread.start()
+
+    def log_to(self, path: Path | None) -> None:
+        with self._lock:
+            self._finish_file()
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = path.open("wb")
+
+    def stderr_tail(self) -> bytes:
+        with self._lock:
+            return b"".join(self._tail)
+
+    def close(self) -> None:
+        """Stop reading (the pipes close when the bot's processes are gone) and close the file."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=2.0)
+        with self._lock:
+            self._closed = True
+            self._finish_file()
+
+    def _finish_file(self) -> None:
+        if self._file is None:
+            return
+        if self._dropped:
+            self._file.write(
+                f"\n[ttr: log truncated: {self._dropped} more bytes dropped "
+                f"(limit {self.limit // 1024} KB per game)]\n".encode()
+            )
+        self._file.close()
+        self._file = None
+        self._written = self._dropped = 0
+
+    def _pump(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        # The pipes may be closed under us when a process of the bot outlives stop() (only
+        # possible unsandboxed); the thread then just ends.
+        with contextlib.suppress(OSError, ValueError):
+            self._pump_until_eof(stdout, stderr)
+
+    def _pump_until_eof(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(stdout, selectors.EVENT_READ, False)
+            sel.register(stderr, selectors.EVENT_READ, True)
+            open_pipes = 2
+            while open_pipes:
+                for key, _ in sel.select():
+                    try:
+                        chunk = os.read(key.fd, 65536)
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        open_pipes -= 1
+                        continue
+                    self._keep(chunk, is_stderr=bool(key.data))
+
+    def _keep(self, chunk: bytes, is_stderr: bool) -> None:
+        with self._lock:
+            if is_stderr:
+                self._tail.append(chunk[-_STDERR_TAIL_BYTES:])
+                self._tail_bytes += len(self._tail[-1])
+                while self._tail_bytes > _STDERR_TAIL_BYTES and len(self._tail) > 1:
+                    self._tail_bytes -= len(self._tail.popleft())
+            if self._file is None or self._closed:
+                return
+            room = self.limit - self._written
+            if room > 0:
+                self._file.write(chunk[:room])
+                self._file.flush()
+                self._written += min(room, len(chunk))
+            self._dropped += max(0, len(chunk) - max(room, 0))
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, from the kernel's children lists (one level at a time)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            with contextlib.suppress(OSError), open(f"/proc/{parent}/task/{tid}/children") as f:
+                for child in f.read().split():
+                    found.append(int(child))
+                    todo.append(int(child))
+    return found
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -299,7 +499,11 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 def launch(
-    spec: str | Path, startup_s: float = DEFAULT_STARTUP_S, python: str = sys.executable
+    spec: str | Path,
+    startup_s: float = DEFAULT_STARTUP_S,
+    python: str = sys.executable,
+    sandbox: SandboxConfig | None = None,
 ) -> LaunchedBot:
-    """A :class:`LaunchedBot` for a folder or an address; use it as a context manager."""
-    return LaunchedBot(spec, startup_s, python)
+    """A :class:`LaunchedBot` for a folder or an address; use it as a context manager.
+    Sandboxed unless ``sandbox`` says otherwise (``referee.sandbox.NO_SANDBOX``)."""
+    return LaunchedBot(spec, startup_s, python, sandbox)

@@ -1,10 +1,11 @@
 """Run a :class:`~sdk.bot.Bot` as a gRPC server: ``run(MyBot())`` at the end of ``bot.py``.
 
-The address comes from ``--address HOST:PORT``, else the ``TTR_BOT_ADDRESS`` environment
-variable (what the launcher sets), else ``127.0.0.1:50051``; port 0 picks a free port. Once
-bound, the server prints one line ``listening on HOST:PORT`` to stdout: the launcher reads the
-real port from it. It serves ``ttr.v1.BotService``, gRPC health checking (``""`` and
-``ttr.v1.BotService`` SERVING) and server reflection, and stops cleanly on SIGTERM or SIGINT.
+The address comes from ``--address HOST:PORT`` (or ``unix:/path/to.sock``), else the
+``TTR_BOT_ADDRESS`` environment variable (what the launcher sets: a Unix socket in the
+sandbox, a loopback port without it), else ``127.0.0.1:50051``; port 0 picks a free port. Once
+bound, the server prints one line ``listening on ADDRESS`` to stdout. It serves
+``ttr.v1.BotService``, gRPC health checking (``""`` and ``ttr.v1.BotService`` SERVING) and
+server reflection, and stops cleanly on SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -47,14 +48,15 @@ class RunningBot:
     """A bot server started in this process."""
 
     server: grpc.Server
-    host: str
-    port: int
+    host: str  #: for a Unix socket: ``unix``
+    port: int  #: for a Unix socket: 0
     servicer: BotServicer
     health: health.HealthServicer
+    unix_path: str = ""
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"unix:{self.unix_path}" if self.unix_path else f"{self.host}:{self.port}"
 
     def stop(self, grace: float | None = 1.0) -> None:
         """Mark the server NOT_SERVING and stop it, waiting up to ``grace`` seconds."""
@@ -63,6 +65,11 @@ class RunningBot:
 
 
 def _split(address: str) -> tuple[str, int]:
+    """``(host, port)``; ``("unix", 0)`` for ``unix:/absolute/path``."""
+    if address.startswith("unix:"):
+        if not address[len("unix:") :].startswith("/"):
+            raise ValueError(f"address {address!r}: a Unix socket needs an absolute path")
+        return "unix", 0
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ValueError(f"address {address!r} is not HOST:PORT")
@@ -79,6 +86,7 @@ def resolve_address(address: str | None = None) -> str:
 def start_server(bot: Bot, address: str = "127.0.0.1:0", max_workers: int = 8) -> RunningBot:
     """Start serving ``bot`` in this process (port 0: a free port) and return at once."""
     host, _ = _split(address)
+    unix_path = address[len("unix:") :] if host == "unix" else ""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers))
     servicer = BotServicer(bot)
     bot_service_pb2_grpc.add_BotServiceServicer_to_server(servicer, server)
@@ -93,11 +101,13 @@ def start_server(bot: Bot, address: str = "127.0.0.1:0", max_workers: int = 8) -
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     server.start()
-    return RunningBot(server, host, port, servicer, health_servicer)
+    if unix_path:
+        port = 0
+    return RunningBot(server, host, port, servicer, health_servicer, unix_path)
 
 
 def serve(bot: Bot, address: str | None = None) -> None:
-    """Serve ``bot`` until SIGTERM or SIGINT; prints ``listening on HOST:PORT`` once bound."""
+    """Serve ``bot`` until SIGTERM or SIGINT; prints ``listening on ADDRESS`` once bound."""
     running = start_server(bot, resolve_address(address))
     stopped = threading.Event()
 
@@ -122,7 +132,8 @@ def run(bot: Bot, argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Serve a TTR Arena bot over gRPC.")
     parser.add_argument(
         "--address",
-        help=f"HOST:PORT to listen on (default: ${ADDRESS_ENV}, else {DEFAULT_ADDRESS})",
+        help=f"HOST:PORT or unix:/PATH to listen on "
+        f"(default: ${ADDRESS_ENV}, else {DEFAULT_ADDRESS})",
     )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:

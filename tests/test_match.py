@@ -34,6 +34,7 @@ from referee.match import (
 from referee.replay import verify
 from referee.rules import apply, legal_actions, load_ruleset, new_game
 from referee.rules.events import BlindDrawn, project
+from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import actions_pb2, bot_service_pb2, bot_service_pb2_grpc
 
 USA = load_ruleset("usa")
@@ -456,7 +457,7 @@ HEALTHY_BOT = """
     from grpc_health.v1 import health, health_pb2, health_pb2_grpc
     child = subprocess.Popen([sys.executable, "-c",
         "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
-    open("child.pid", "w").write(str(child.pid))
+    print("child", child.pid, flush=True)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     h = health.HealthServicer()
     h.set("", health_pb2.HealthCheckResponse.SERVING)
@@ -481,20 +482,29 @@ def _alive(pid: int) -> bool:
     return stat.split(")")[-1].split()[0] != "Z"
 
 
-def test_launcher_starts_and_stops_a_bot_with_its_children(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
+def test_launcher_starts_and_stops_a_bot_with_its_children(tmp_path: Path, sandboxed: bool) -> None:
+    """The child ignores SIGTERM; stop() must still end it. Its pid is read from the host's
+    side (the bot's own print would be a pid of its namespace when sandboxed)."""
     folder = write_bot(tmp_path / "bot", HEALTHY_BOT)
-    with launch(folder, startup_s=10) as bot:
-        assert bot.address.startswith("127.0.0.1:")
+    sandbox = SandboxConfig() if sandboxed else NO_SANDBOX
+    with launch(folder, startup_s=10, sandbox=sandbox) as bot:
+        if sandboxed:
+            assert bot.address.startswith("unix:/") and bot.address.endswith("/bot.sock")
+        else:
+            assert bot.address.startswith("127.0.0.1:")
         assert bot.name == "t" and bot.version == "1"
-        child = int((folder / "child.pid").read_text())
-        assert _alive(child)
         process = bot.process
         assert process is not None
+        below = bot._processes()
+        # sandboxed: bwrap's init, the bot, its child (and prlimit/setpriv exec into the bot)
+        assert len(below) >= (3 if sandboxed else 1)
+        assert all(_alive(pid) for pid in below)
     assert process.poll() is not None
     deadline = time.monotonic() + 3
-    while _alive(child) and time.monotonic() < deadline:
+    while any(_alive(pid) for pid in below) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child)
+    assert not any(_alive(pid) for pid in below)
 
 
 def test_launcher_reports_a_bot_that_exits(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@
 // The contract is read at run time from the repository's proto/ files (../../proto relative
 // to this file), so the bot needs no generated code. Run it with
 //   TTR_BOT_ADDRESS=127.0.0.1:50051 node bot.js      (port 0 picks a free port)
-// It prints `listening on HOST:PORT`, serves ttr.v1.BotService and grpc.health.v1.Health,
+// or with a Unix socket, which is what the referee's sandbox gives it:
+//   TTR_BOT_ADDRESS=unix:/run/ttr/bot.sock node bot.js
+// It prints `listening on ADDRESS`, serves ttr.v1.BotService and grpc.health.v1.Health,
 // and exits cleanly on SIGTERM or SIGINT.
 'use strict';
 
@@ -105,8 +107,11 @@ const healthImpl = {
 };
 
 function splitAddress(address) {
+  if (address.startsWith('unix:/')) return { host: 'unix', port: null };
   const i = address.lastIndexOf(':');
-  if (i <= 0) throw new Error(`TTR_BOT_ADDRESS must be HOST:PORT, got ${JSON.stringify(address)}`);
+  if (i <= 0) {
+    throw new Error(`TTR_BOT_ADDRESS must be HOST:PORT or unix:/PATH, got ${JSON.stringify(address)}`);
+  }
   return { host: address.slice(0, i), port: address.slice(i + 1) };
 }
 
@@ -123,7 +128,7 @@ function main() {
       process.exit(1);
     }
     // Writes to files and pipes are synchronous in Node on POSIX: the line is out at once.
-    process.stdout.write(`listening on ${host}:${port}\n`);
+    process.stdout.write(host === 'unix' ? `listening on ${address}\n` : `listening on ${host}:${port}\n`);
   });
 
   let stopping = false;

