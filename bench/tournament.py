@@ -1,7 +1,9 @@
 """Tournament throughput: games per minute of a real `ttr tournament run`, next to what the
 same games cost in the engine alone plus a bare gRPC exchange of the same messages.
 
-    python bench/tournament.py [--rounds R] [--workers W] [--json]
+    python bench/tournament.py [--rounds R] [--workers W] [--no-sandbox] [--json]
+
+The bots are sandboxed as in every league night unless ``--no-sandbox``.
 
 1. Tournament: four sample bots (random, a renamed copy of random, greedy, planner; the
    copy because a round robin needs four different bots for 4-player games) in a 4-player
@@ -41,6 +43,7 @@ from referee.match import act_request, action_from_json
 from referee.rules import apply as apply_action
 from referee.rules import legal_actions, load_ruleset, new_game
 from referee.rules.events import Event, project
+from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,6 +105,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=8, help="round robins (default 8)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run the bots unsandboxed (to compare)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.rounds < 1 or args.workers < 1:
@@ -121,6 +127,7 @@ def main() -> None:
                 workers=args.workers,
                 records=str(folder / "records"),
                 events=events,
+                sandbox=NO_SANDBOX if args.no_sandbox else SandboxConfig(),
             )
             finished = time.perf_counter()
             games = store.games()
@@ -152,6 +159,7 @@ def main() -> None:
         "cores": os.cpu_count(),
         "players": PLAYERS,
         "workers": args.workers,
+        "sandbox": not args.no_sandbox,
         "games": n,
         "decisions_per_game": decisions / n,
         "tournament_s": tournament_s,
@@ -168,7 +176,8 @@ def main() -> None:
         return
     print(
         f"python {figures['python']}, grpcio {figures['grpc']}, {os.cpu_count()} cores; "
-        f"{n} games of 4 players (random, random-b, greedy, planner) on {args.workers} workers"
+        f"{n} games of 4 players (random, random-b, greedy, planner) on {args.workers} workers, "
+        f"{'sandboxed' if figures['sandbox'] else 'NO sandbox'}"
     )
     print(
         f"tournament: {tournament_s:6.2f} s, {figures['games_per_min']:6.1f} games/min "

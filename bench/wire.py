@@ -1,6 +1,10 @@
 """Wire benchmark: referee games over gRPC against a bare gRPC ping-pong of the same traffic.
 
-    python bench/wire.py [--games N] [--repeat R] [--variant V] [--json]
+    python bench/wire.py [--games N] [--repeat R] [--variant V] [--no-sandbox] [--json]
+
+The bots run in the sandbox as in every league night (referee/sandbox.py) unless
+``--no-sandbox``; run it both ways to see what the sandbox costs. Each bot's start-up time
+(from starting the process to its first SERVING health check) is printed too.
 
 1. Referee: N four-player games (seeds 1..N) against four random sample bots, each its own
    process started by the launcher (sample_bots/random), as ``ttr match`` plays them. A first,
@@ -49,6 +53,7 @@ import referee.match
 from referee.launcher import free_port, launch
 from referee.match import Match, SeatBot
 from referee.rules import Ruleset, load_ruleset
+from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,6 +267,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20, help="games per run (default 20)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (default 3)")
     parser.add_argument("--variant", default="usa")
+    parser.add_argument(
+        "--no-sandbox", action="store_true", help="run the bots unsandboxed (to compare)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--serve-bare", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -276,9 +284,16 @@ def main() -> None:
     referee_runs: list[Run] = []
     bare_runs: list[Run] = []
     with contextlib.ExitStack() as stack:
-        launched = [stack.enter_context(launch(RANDOM_BOT)) for _ in range(PLAYERS)]
+        sandbox = NO_SANDBOX if args.no_sandbox else SandboxConfig()
+        launched = []
+        startup_s: list[float] = []
+        for _ in range(PLAYERS):
+            t0 = time.perf_counter()
+            launched.append(stack.enter_context(launch(RANDOM_BOT, sandbox=sandbox)))
+            startup_s.append(time.perf_counter() - t0)
         bots = [SeatBot(b.name, b.version, b.address) for b in launched]
-        bot_pids = [b.process.pid for b in launched if b.process is not None]
+        # Every process of each bot (sandboxed: bwrap, its init and the bot below them).
+        bot_pids = [pid for b in launched if b.process for pid in [b.process.pid, *b.processes()]]
         recorded, decisions_per_game = _record_sizes(ruleset, bots, seeds)  # also a warm-up
         calls = [c for game in recorded for c in game]
         replay: list[list[bytes | int]] = [
@@ -307,6 +322,11 @@ def main() -> None:
         "grpc": grpc.__version__,
         "variant": ruleset.ident,
         "players": PLAYERS,
+        "sandbox": not args.no_sandbox,
+        "bot_startup_ms": {
+            "mean": statistics.fmean(startup_s) * 1000.0,
+            "max": max(startup_s) * 1000.0,
+        },
         "games": games,
         "repeat": args.repeat,
         "referee": {
@@ -340,8 +360,11 @@ def main() -> None:
     r, b = figures["referee"], figures["bare"]
     print(
         f"python {figures['python']}, grpcio {figures['grpc']}, {ruleset.ident}, "
-        f"{PLAYERS} random bots, best of {args.repeat} x {games} games"
+        f"{PLAYERS} random bots ({'sandboxed' if figures['sandbox'] else 'NO sandbox'}), "
+        f"best of {args.repeat} x {games} games"
     )
+    startup = figures["bot_startup_ms"]
+    print(f"bot start-up: mean {startup['mean']:.0f} ms, max {startup['max']:.0f} ms")
     print(
         f"referee: {r['games_per_s']:7.2f} games/s, {r['game_ms']:7.1f} ms/game, "
         f"{r['decisions_per_game']:.1f} decisions/game, {r['decision_ms']:.3f} ms/decision, "

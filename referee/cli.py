@@ -274,6 +274,16 @@ def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
     return folder / f"seat{seat}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:40]}.log"
 
 
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from referee.sandbox import report
+
+    args.no_sandbox = True  # only the limits are wanted; the check is report()'s own
+    ok, lines = report(_sandbox_of(args, quiet=True).limits)
+    for line in lines:
+        print(line)
+    return 0 if ok else 1
+
+
 def cmd_replay_verify(args: argparse.Namespace) -> int:
     from referee.replay import RecordError, verify
 
@@ -453,17 +463,23 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
         default=10.0,
         help="how long a bot may take to become healthy (default 10)",
     )
+    _add_sandbox_options(p)
+
+
+def _add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> None:
+    """The sandbox's limits (and, with ``switch``, ``--no-sandbox``)."""
     d = Limits()
     g = p.add_argument_group(
         "sandbox",
         "Every bot folder runs in a sandbox (docs/security.md): no network, its own processes "
         "and user, only its folder and runtime readable, these limits per bot.",
     )
-    g.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run bots as ordinary processes (debugging bots you trust; prints a warning)",
-    )
+    if switch:
+        g.add_argument(
+            "--no-sandbox",
+            action="store_true",
+            help="run bots as ordinary processes (debugging bots you trust; prints a warning)",
+        )
     g.add_argument(
         "--memory-mb", type=_positive, default=d.memory_mb, help=f"memory (default {d.memory_mb})"
     )
@@ -498,6 +514,12 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
         help=f"size of the bot's private writable /tmp (default {d.scratch_mb})",
     )
     g.add_argument(
+        "--cpus",
+        type=_positive_float,
+        default=d.cpus,
+        help=f"CPU cores' worth of time at once, where cgroups allow (default {d.cpus:g})",
+    )
+    g.add_argument(
         "--read-only",
         action="append",
         default=[],
@@ -506,7 +528,7 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _sandbox_of(args: argparse.Namespace) -> SandboxConfig:
+def _sandbox_of(args: argparse.Namespace, quiet: bool = False) -> SandboxConfig:
     """The sandbox the options ask for; a bad limit or a machine that cannot sandbox is a
     UserError naming it. ``--no-sandbox`` prints its warning here, once."""
     try:
@@ -517,6 +539,7 @@ def _sandbox_of(args: argparse.Namespace) -> SandboxConfig:
             open_files=args.open_files,
             log_kb=args.log_kb,
             scratch_mb=args.scratch_mb,
+            cpus=args.cpus,
         )
     except ValueError as e:
         raise UserError(str(e)) from None
@@ -524,7 +547,8 @@ def _sandbox_of(args: argparse.Namespace) -> SandboxConfig:
     if missing:
         raise UserError(f"--read-only {missing[0]}: no such file or directory")
     if args.no_sandbox:
-        print(UNSANDBOXED_WARNING, file=sys.stderr)
+        if not quiet:
+            print(UNSANDBOXED_WARNING, file=sys.stderr)
         return SandboxConfig(enabled=False, limits=limits)
     try:
         require_available()
@@ -612,6 +636,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_clock_options(p)
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser(
+        "sandbox",
+        help="check that bots can be sandboxed on this machine, and how",
+        description=(
+            "Try the bot sandbox on this machine and say how each defence is enforced here "
+            "(namespaces, the bots' user, which limits a cgroup or only rlimits can set). "
+            "Exit 0 when bots can be sandboxed, 1 when not (with the reason). The limit "
+            "options show the figures a league night would use."
+        ),
+    )
+    _add_sandbox_options(p, switch=False)
+    p.set_defaults(func=cmd_sandbox)
 
     p = sub.add_parser("replay", help="game records", description="Work with game records.")
     replay_sub = p.add_subparsers(dest="replay_command", metavar="ACTION", required=True)

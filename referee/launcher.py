@@ -329,7 +329,7 @@ class LaunchedBot:
         sandbox)."""
         proc = self.process
         if proc is not None:
-            inner = self._processes()
+            inner = self.processes()
             for pid in inner:
                 _signal(pid, signal.SIGTERM)
             if self._jail is None:
@@ -337,7 +337,7 @@ class LaunchedBot:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=STOP_GRACE_S)
             # Whatever is left (children that ignored SIGTERM; bwrap, whose death ends them all).
-            for pid in [proc.pid, *self._processes(), *inner]:
+            for pid in [proc.pid, *self.processes(), *inner]:
                 _signal(pid, signal.SIGKILL)
             if self._jail is None:
                 _signal_group(proc.pid, signal.SIGKILL)
@@ -345,7 +345,7 @@ class LaunchedBot:
                 proc.wait(timeout=STOP_GRACE_S)
         self._release()
 
-    def _processes(self) -> list[int]:
+    def processes(self) -> list[int]:
         """The bot's processes below the one we started (which is bwrap when sandboxed)."""
         proc = self.process
         if proc is None:

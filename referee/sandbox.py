@@ -60,6 +60,11 @@ _ETC = (
 )
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/opt")
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
+_CPU_PERIOD_US = 100_000
+
+
+def _quota_us(cpus: float) -> int:
+    return max(1000, round(cpus * _CPU_PERIOD_US))
 
 
 class SandboxError(Exception):
@@ -76,8 +81,13 @@ class Limits:
     open_files: int = 256  #: file descriptors per process
     log_kb: int = 1024  #: stdout + stderr kept per game; the rest is counted and dropped
     scratch_mb: int = 64  #: the writable /tmp
+    #: CPU cores' worth of time at once (a cgroup quota), so that a bot that spins threads
+    #: cannot starve the others of the wall-clock time their moves are timed by
+    cpus: float = 1.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.cpus, (int, float)) or not 0.05 <= self.cpus <= 256:
+            raise ValueError(f"sandbox limit cpus must be between 0.05 and 256, got {self.cpus!r}")
         for name in ("memory_mb", "processes", "cpu_s", "open_files", "log_kb", "scratch_mb"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
@@ -254,10 +264,9 @@ class Cgroup:
 
     @classmethod
     def create(cls, name: str, limits: Limits) -> Cgroup | None:
-        memory = limits.memory_mb * 1024 * 1024
         for attempt in (cls._create_v2, cls._create_v1):
             with contextlib.suppress(OSError):
-                made = attempt(name, memory, limits.processes)
+                made = attempt(name, limits)
                 if made is not None:
                     return made
         return None
@@ -272,7 +281,7 @@ class Cgroup:
         return None
 
     @classmethod
-    def _create_v2(cls, name: str, memory: int, processes: int) -> Cgroup | None:
+    def _create_v2(cls, name: str, limits: Limits) -> Cgroup | None:
         if not (_CGROUP_ROOT / "cgroup.controllers").exists():
             return None
         own = cls._own("")
@@ -282,21 +291,26 @@ class Cgroup:
         enabled = (parent / "cgroup.subtree_control").read_text().split()
         if not {"memory", "pids"} <= set(enabled):
             (parent / "cgroup.subtree_control").write_text("+memory +pids")
+        with contextlib.suppress(OSError):  # the CPU quota is best effort
+            if "cpu" not in enabled:
+                (parent / "cgroup.subtree_control").write_text("+cpu")
         group = parent / name
         group.mkdir()
         made = cls([group], 2)
         try:
-            (group / "memory.max").write_text(str(memory))
+            (group / "memory.max").write_text(str(limits.memory_mb * 1024 * 1024))
             with contextlib.suppress(FileNotFoundError):
                 (group / "memory.swap.max").write_text("0")
-            (group / "pids.max").write_text(str(processes))
+            (group / "pids.max").write_text(str(limits.processes))
+            with contextlib.suppress(OSError):
+                (group / "cpu.max").write_text(f"{_quota_us(limits.cpus)} {_CPU_PERIOD_US}")
         except OSError:
             made.remove()
             raise
         return made
 
     @classmethod
-    def _create_v1(cls, name: str, memory: int, processes: int) -> Cgroup | None:
+    def _create_v1(cls, name: str, limits: Limits) -> Cgroup | None:
         mem_own, pids_own = cls._own("memory"), cls._own("pids")
         if mem_own is None or pids_own is None:
             return None
@@ -304,6 +318,7 @@ class Cgroup:
         pids = _CGROUP_ROOT / "pids" / pids_own.lstrip("/") / name
         if not mem.parent.is_dir() or not pids.parent.is_dir():
             return None
+        memory = limits.memory_mb * 1024 * 1024
         made = cls([], 1)
         try:
             mem.mkdir()
@@ -313,10 +328,18 @@ class Cgroup:
                 (mem / "memory.memsw.limit_in_bytes").write_text(str(memory))
             pids.mkdir()
             made.dirs.append(pids)
-            (pids / "pids.max").write_text(str(processes))
+            (pids / "pids.max").write_text(str(limits.processes))
         except OSError:
             made.remove()
             raise
+        with contextlib.suppress(OSError):  # the CPU quota is best effort
+            cpu_own = cls._own("cpu") or cls._own("cpu,cpuacct")
+            if cpu_own is not None:
+                cpu = _CGROUP_ROOT / "cpu" / cpu_own.lstrip("/") / name
+                cpu.mkdir()
+                made.dirs.append(cpu)
+                (cpu / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(str(_quota_us(limits.cpus)))
         return made
 
     @property
@@ -456,7 +479,7 @@ def prepare(
 def sweep_stale_cgroups() -> int:
     """Remove empty cgroups that a killed referee left behind; how many went."""
     removed = 0
-    for controller in ("", "memory", "pids"):
+    for controller in ("", "memory", "pids", "cpu"):
         with contextlib.suppress(OSError):
             own = Cgroup._own(controller)
             if own is None:
@@ -475,3 +498,52 @@ def sweep_stale_cgroups() -> int:
                         d.rmdir()
                         removed += 1
     return removed
+
+
+def report(limits: Limits | None = None) -> tuple[bool, list[str]]:
+    """Whether bots can be sandboxed here, and lines saying how each defence is enforced on
+    this machine (what ``ttr sandbox`` prints for an organiser checking a new machine)."""
+    limits = limits or Limits()
+    reason = unavailable_reason()
+    bwrap = bwrap_binary()
+    lines = [f"bubblewrap: {bwrap or 'not found'}"]
+    if reason is not None:
+        lines.append(f"sandbox: NOT AVAILABLE: {reason}")
+        return False, lines
+    lines.append("namespaces: PID, network (no network), IPC, UTS, mount: ok")
+    if os.geteuid() == 0:
+        lines.append("user: a uid of its own per bot, no capabilities, no_new_privs")
+    else:
+        lines.append(
+            f"user: a user namespace as uid {os.geteuid()} (the referee's), no capabilities "
+            "(run the referee as root for a uid per bot)"
+        )
+    probe = Cgroup.create(f"ttr-bot-probe-{os.getpid()}", limits)
+    if probe is not None:
+        kinds = sorted({d.parts[4] if probe.version == 1 else "v2" for d in probe.dirs})
+        cpu = (probe.version == 2 and (probe.dirs[0] / "cpu.max").exists()) or "cpu" in kinds
+        probe.remove()
+        lines.append(
+            f"memory {limits.memory_mb} MB and {limits.processes} processes: cgroup "
+            f"v{probe.version} ({', '.join(kinds)})"
+        )
+        lines.append(
+            f"CPU share: {limits.cpus:g} core(s) by cgroup quota"
+            if cpu
+            else "CPU share: not limited (no cpu controller we may use)"
+        )
+    else:
+        nproc = "RLIMIT_NPROC" if os.geteuid() == 0 else "not limited (not root, no cgroup)"
+        lines.append(
+            f"memory {limits.memory_mb} MB: RLIMIT_DATA per process (no cgroup we may create); "
+            f"{limits.processes} processes: {nproc}"
+        )
+        lines.append("CPU share: not limited (no cgroup)")
+    lines.append(
+        f"per process: {limits.cpu_s} CPU seconds, {limits.open_files} open files, no core dumps"
+    )
+    lines.append(
+        f"files: its folder and the runtime read-only, a private {limits.scratch_mb} MB /tmp; "
+        f"logs capped at {limits.log_kb} KB per game"
+    )
+    return True, lines

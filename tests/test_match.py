@@ -496,7 +496,7 @@ def test_launcher_starts_and_stops_a_bot_with_its_children(tmp_path: Path, sandb
         assert bot.name == "t" and bot.version == "1"
         process = bot.process
         assert process is not None
-        below = bot._processes()
+        below = bot.processes()
         # sandboxed: bwrap's init, the bot, its child (and prlimit/setpriv exec into the bot)
         assert len(below) >= (3 if sandboxed else 1)
         assert all(_alive(pid) for pid in below)
