@@ -10,17 +10,27 @@ rejection share that deadline.
 
 Fault policy, for each decision:
 
-* A bad answer -- a wrong ``request_id`` (``answer.request_id``), no answer set
-  (``answer.unset``), an index outside the legal actions (``answer.index``), a malformed
-  action (the wire's rule, e.g. ``action.colour``) or an illegal one (the engine's rule, e.g.
-  ``claim.taken``) -- is a fault: it is recorded and rejected, and the bot is asked again
-  (a new ``request_id``, ``rejection`` set) while its time lasts.
+* A bad answer -- bytes that are not an ``ActResponse`` (``answer.malformed``), one larger
+  than :data:`MAX_ANSWER_BYTES` (``answer.too_large``: gRPC stops reading it at the limit), a
+  wrong ``request_id`` (``answer.request_id``), no answer set (``answer.unset``), an index
+  outside the legal actions (``answer.index``), a malformed action (the wire's rule, e.g.
+  ``action.colour``) or an illegal one (the engine's rule, e.g. ``claim.taken``) -- is a fault:
+  it is recorded and rejected, and the bot is asked again (a new ``request_id``, ``rejection``
+  set) while its time lasts.
 * After :data:`MAX_FAULTS_PER_DECISION` faults in one decision, a timeout, or an error
   status from the bot's handler (``crash``), the seat plays the safe default for that
   decision.
 * A bot that cannot be reached (``disconnect``: the server is gone) plays the safe default for
   this decision and every later one; it is not called again, not even for EndGame.
 * StartGame and EndGame are deadline-guarded too; their failures are recorded, never fatal.
+  Their replies have the same size limit (an over-size one is a ``RESOURCE_EXHAUSTED`` fault).
+
+A fault costs the referee a few hundred bytes whatever the bot sent: every fault's rule and
+message, and so every ``Rejection`` sent back, go through :func:`bounded` (at most
+:data:`MAX_RULE_CHARS` and :data:`MAX_MESSAGE_CHARS` characters, non-printable characters
+escaped, a cut marked), because they quote text the bot controls (an echoed ``request_id``,
+gRPC status details, the values in a malformed action). Together with the answer size limit,
+no answer can grow the record, the store or the referee's memory by more than that.
 
 The safe default (:func:`safe_default`) is the first legal action in the engine's order:
 on a turn, draw a blind card if the deck has any (else the first face-up card, else the first
@@ -46,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from referee import wire
 from referee.rules import (
@@ -71,6 +82,13 @@ DEFAULT_BANK_MS = 60000
 DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
 MAX_FAULTS_PER_DECISION = 3
 RECORD_FORMAT = "ttr-record/1"
+#: The most bytes the referee reads of one reply (ActResponse, StartGameResponse,
+#: EndGameResponse). The largest legitimate ActResponse is under 100 bytes (a request id and
+#: at most a ticket choice; the other two replies are empty), so this leaves a margin of
+#: hundreds while keeping what one answer can cost the referee small.
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
+MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +146,31 @@ class MatchResult:
 def safe_default(actions: Sequence[Action]) -> Action:
     """The action a seat plays when its bot cannot: the first legal action (module docs)."""
     return actions[0]
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` made safe to record and send back: at most ``limit`` characters on one line.
+
+    Fault messages quote what bots send, and a bot controls its size and content (module
+    docs). Non-printable characters are escaped as in ``repr`` (a newline becomes ``\\n``), so
+    a message stays one readable line; a cut is marked with the original length, so a reader
+    knows text is missing. Only the first ``limit`` characters are ever looked at.
+    """
+    out: list[str] = []
+    size = 0
+    for c in text[:limit]:
+        piece = c if c.isprintable() else repr(c)[1:-1]
+        if size + len(piece) > limit:
+            break
+        out.append(piece)
+        size += len(piece)
+    else:
+        if len(text) <= limit:
+            return "".join(out)
+    marker = f"...[cut: {len(text)} chars]"
+    while out and size + len(marker) > limit:
+        size -= len(out.pop())
+    return ("".join(out) + marker)[:limit]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,6 +250,9 @@ def outcome_to_json(result: Outcome) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # the game loop
 
+#: Act's path, for the channel's raw-bytes call (the generated stub parses the reply)
+_ACT_METHOD = f"/{bot_service_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Act"
+
 
 class _Seat:
     def __init__(self, bot: SeatBot) -> None:
@@ -214,8 +260,29 @@ class _Seat:
         self.gone = bool(bot.down)  #: never call it again (or at all)
         self.channel: grpc.Channel | None = None
         if not self.gone:
-            self.channel = grpc.insecure_channel(bot.address)
+            # gRPC's default is 4 MB per reply: enough for a bot to cost the referee that much
+            # memory per answer. Over the limit the call fails (RESOURCE_EXHAUSTED) without
+            # reading the rest. Without bandwidth probing the flow-control window stays at its
+            # initial 64 KB, so little more than that arrives before the call fails (probing
+            # grows it to MBs: a 10 MB answer then cost the referee about 10 MB for a moment).
+            # Legitimate replies are tiny, and the window on requests is the bot's.
+            self.channel = grpc.insecure_channel(
+                bot.address,
+                options=[
+                    ("grpc.max_receive_message_length", MAX_ANSWER_BYTES),
+                    ("grpc.http2.bdp_probe", 0),
+                ],
+            )
             self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
+            # Act's reply comes back as bytes and is parsed in _ask: bytes that are not an
+            # ActResponse are then a rejected answer (answer.malformed), not a gRPC error.
+            self.act: grpc.UnaryUnaryMultiCallable[bot_service_pb2.ActRequest, bytes] = (
+                self.channel.unary_unary(
+                    _ACT_METHOD,
+                    request_serializer=bot_service_pb2.ActRequest.SerializeToString,
+                    response_deserializer=None,
+                )
+            )
         self.bank_ms = 0.0
         self.pending: list[Event] = []
         self.defaults = 0
@@ -225,6 +292,15 @@ def _status(e: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
     if isinstance(e, grpc.Call):
         return e.code(), e.details() or ""
     return None, str(e)
+
+
+def _too_large(code: grpc.StatusCode | None, details: str) -> bool:
+    """Whether gRPC stopped reading a reply at :data:`MAX_ANSWER_BYTES`. Only its status
+    details tell this apart from a bot's handler failing with RESOURCE_EXHAUSTED; a bot that
+    fakes them only gets its answer rejected instead of defaulted."""
+    return (
+        code is grpc.StatusCode.RESOURCE_EXHAUSTED and "Received message larger than max" in details
+    )
 
 
 class Match:
@@ -255,8 +331,18 @@ class Match:
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
-    def _fault(self, seat: int, decision: int, turn: int, kind: str, rule: str, msg: str) -> None:
-        self.faults.append(Fault(seat, decision, turn, kind, rule, msg))
+    def _fault(self, seat: int, decision: int, turn: int, kind: str, rule: str, msg: str) -> Fault:
+        """Record a fault; its rule and message are :func:`bounded` here, the one way in."""
+        fault = Fault(
+            seat,
+            decision,
+            turn,
+            kind,
+            bounded(rule, MAX_RULE_CHARS),
+            bounded(msg, MAX_MESSAGE_CHARS),
+        )
+        self.faults.append(fault)
+        return fault
 
     def run(self) -> MatchResult:
         started = time.time()
@@ -436,48 +522,63 @@ class Match:
             )
             seat.pending = []
             try:
-                reply = seat.stub.Act(request, timeout=left_ms / 1000.0)
+                data: bytes = seat.act(request, timeout=left_ms / 1000.0)
             except grpc.RpcError as e:
-                spent = settle()
                 code, details = _status(e)
-                if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-                    self._fault(
-                        seat_no,
-                        decision,
-                        turn,
-                        "timeout",
-                        code.name,
-                        f"no answer in {spent:.0f} ms",
-                    )
-                    return None, "timeout", spent
-                if code is grpc.StatusCode.UNAVAILABLE:
-                    seat.gone = True
-                    self._fault(seat_no, decision, turn, "disconnect", code.name, details)
-                    return None, "disconnect", spent
-                name = code.name if code else ""
-                self._fault(seat_no, decision, turn, "crash", name, details)
-                return None, "crash", spent
-            rule, message, action = self._check(reply, request_id, legal, state)
+                if not _too_large(code, details):
+                    spent = settle()
+                    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                        self._fault(
+                            seat_no,
+                            decision,
+                            turn,
+                            "timeout",
+                            code.name,
+                            f"no answer in {spent:.0f} ms",
+                        )
+                        return None, "timeout", spent
+                    if code is grpc.StatusCode.UNAVAILABLE:
+                        seat.gone = True
+                        self._fault(seat_no, decision, turn, "disconnect", code.name, details)
+                        return None, "disconnect", spent
+                    name = code.name if code else ""
+                    self._fault(seat_no, decision, turn, "crash", name, details)
+                    return None, "crash", spent
+                rule, message, action = (
+                    "answer.too_large",
+                    f"the answer is over the {MAX_ANSWER_BYTES} bytes the referee reads "
+                    f"({details})",
+                    None,
+                )
+            else:
+                rule, message, action = self._check(data, request_id, legal, state)
             if action is not None:
                 return action, None, settle()
             faults += 1
-            self._fault(seat_no, decision, turn, "rejected", rule, message)
+            fault = self._fault(seat_no, decision, turn, "rejected", rule, message)
             if faults >= MAX_FAULTS_PER_DECISION:
                 return None, "faults", settle()
-            rejection = bot_service_pb2.Rejection(rule=rule, message=message)
+            rejection = bot_service_pb2.Rejection(rule=fault.rule, message=fault.message)
 
     @staticmethod
     def _check(
-        reply: bot_service_pb2.ActResponse,
+        data: bytes,
         request_id: str,
         legal: tuple[Action, ...],
         state: GameState,
     ) -> tuple[str, str, Action | None]:
-        """``("", "", action)`` for an accepted answer, else ``(rule, message, None)``."""
+        """``("", "", action)`` for an accepted answer (a serialized ``ActResponse``), else
+        ``(rule, message, None)``."""
+        try:
+            reply = bot_service_pb2.ActResponse.FromString(data)
+        except DecodeError as e:
+            return "answer.malformed", f"the answer is not an ActResponse ({e})", None
         if reply.request_id != request_id:
+            # Only the start of the bot's id, which may be long: the message keeps the expected one.
             return (
                 "answer.request_id",
-                f"request_id {reply.request_id!r} does not echo {request_id!r}",
+                f"request_id '{bounded(reply.request_id, MAX_RULE_CHARS)}' does not echo "
+                f"{request_id!r}",
                 None,
             )
         kind = reply.WhichOneof("answer")

@@ -17,6 +17,7 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeAlias, TypeVar, assert_never, overload
 
@@ -295,8 +296,10 @@ def action_from_pb(msg: actions_pb2.Action) -> Action:
         case "keep_tickets":
             tickets = tuple(msg.keep_tickets.tickets)
             if len(set(tickets)) != len(tickets):
+                # Name the first repeat, not the list: a bot chooses its length.
+                twice = next(t for t, n in Counter(tickets).items() if n > 1)
                 raise MalformedActionError(
-                    "action.tickets", f"keep_tickets lists a ticket twice: {list(tickets)}"
+                    "action.tickets", f"keep_tickets lists ticket {twice} twice"
                 )
             return KeepTickets(tuple(sorted(tickets)))
         case "pass_turn":
