@@ -265,10 +265,17 @@ class LaunchedBot:
         """Why the bot is not running: ``""`` while it runs, else its exit status, with the
         sandbox's memory limit named when the kernel killed it for that."""
         proc = self.process
-        if proc is None or proc.poll() is None:
+        if proc is None:
+            return ""
+        # Asked right after its socket closed: give the kernel a moment to reap it.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.5)
+        if proc.returncode is None:
             return ""
         code = proc.returncode
-        why = f"exited with status {code}" if code >= 0 else f"killed by {_signal_name(-code)}"
+        if self._jail is not None and code > 128:
+            code = -(code - 128)  # bwrap passes on a signal death as 128 + the signal
+        why = f"exited with status {code}" if code >= 0 else f"was killed by {_signal_name(-code)}"
         jail = self._jail
         if jail is not None and jail.cgroup is not None and jail.cgroup.oom_kills():
             why += f" (over its memory limit of {self.sandbox.limits.memory_mb} MB)"

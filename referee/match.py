@@ -50,7 +50,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,7 +315,12 @@ class Match:
         record_path: Path | None = None,
         call_s: float = DEFAULT_CALL_S,
         game_id: str | None = None,
+        diagnose: Callable[[int], str] | None = None,
     ) -> None:
+        """``diagnose(seat)``, when given, says why a seat's bot cannot be reached (the
+        launcher knows: it exited, or the kernel killed it over its memory limit); it leads
+        the ``disconnect`` fault's message, since the gRPC status only says the socket is
+        closed."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -328,6 +333,7 @@ class Match:
         self.record_path = record_path
         self.call_s = call_s
         self.game_id = game_id or uuid.uuid4().hex
+        self.diagnose = diagnose
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -539,6 +545,9 @@ class Match:
                         return None, "timeout", spent
                     if code is grpc.StatusCode.UNAVAILABLE:
                         seat.gone = True
+                        why = self.diagnose(seat_no) if self.diagnose is not None else ""
+                        if why:
+                            details = f"the bot {why}; {details}"
                         self._fault(seat_no, decision, turn, "disconnect", code.name, details)
                         return None, "disconnect", spent
                     name = code.name if code else ""
@@ -630,9 +639,10 @@ def play_match(
     clock: Clock = Clock(),
     record_path: Path | None = None,
     call_s: float = DEFAULT_CALL_S,
+    diagnose: Callable[[int], str] | None = None,
 ) -> MatchResult:
     """Play one game to the end (see :class:`Match`)."""
-    return Match(ruleset, bots, seed, clock, record_path, call_s).run()
+    return Match(ruleset, bots, seed, clock, record_path, call_s, diagnose=diagnose).run()
 
 
 def write_json_atomic(path: Path, data: object) -> None:
