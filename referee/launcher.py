@@ -42,7 +42,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -223,28 +223,27 @@ class LaunchedBot:
                 )
             except sandbox_mod.SandboxError as e:
                 raise BotStartError(f"bot {self.name!r}: {e}") from None
-            popen_argv, env, cwd = self._jail.argv, dict(_SANDBOX_ENV), None
             self.address = self._jail.address
         else:
             self.address = f"127.0.0.1:{free_port()}"
-            popen_argv, cwd = argv, self.config.folder
-            env = dict(os.environ)
-            env[ADDRESS_ENV] = self.address
-            env.setdefault("PYTHONUNBUFFERED", "1")
+        pipes: dict[str, Any] = {
+            "stdin": subprocess.DEVNULL,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+            "start_new_session": True,  # its own process group (and session)
+        }
         try:
-            self.process = subprocess.Popen(
-                popen_argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,  # its own process group (and session)
-            )
+            if self._jail is not None:
+                self.process = self._jail.popen(env=dict(_SANDBOX_ENV), **pipes)
+            else:
+                env = dict(os.environ)
+                env[ADDRESS_ENV] = self.address
+                env.setdefault("PYTHONUNBUFFERED", "1")
+                self.process = subprocess.Popen(argv, cwd=self.config.folder, env=env, **pipes)
         except OSError as e:
             self._release()
             raise BotStartError(
-                f"bot {self.name!r} ({self.config.folder}): cannot run {popen_argv[0]!r}: "
+                f"bot {self.name!r} ({self.config.folder}): cannot run {argv[0]!r}: "
                 f"{e.strerror or e}"
             ) from None
         assert self.process.stdout is not None and self.process.stderr is not None

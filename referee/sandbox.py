@@ -30,6 +30,7 @@ The pieces are data (:class:`Jail`) so the launcher stays about starting and sto
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import os
 import secrets
@@ -42,6 +43,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: where a sandboxed bot finds its socket folder, and the address it is told to listen on
 SOCKET_DIR_INSIDE = "/run/ttr"
@@ -58,7 +60,8 @@ _ETC = (
     "nsswitch.conf",
     "alternatives",
 )
-_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/opt")
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+_HOME_PREFIX = "ttr-bot-"
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _CPU_PERIOD_US = 100_000
 
@@ -384,19 +387,51 @@ class Cgroup:
 
 @dataclass(slots=True)
 class Jail:
-    """One bot's sandbox, ready to start: the command line to run and what to clean up."""
+    """One bot's sandbox, ready to start: what to run and what to clean up afterwards."""
 
-    argv: list[str]
+    prefix: list[str]  #: the cgroup-joining shell (when there is a cgroup) and bwrap
+    #: bwrap's options: passed through a pipe (``--args FD``), not the command line, since
+    #: /proc/1/cmdline (bwrap's) is the one command line the bot can read, and they name
+    #: host paths
+    args: list[str]
+    command: list[str]  #: after ``--``: setpriv, prlimit and the bot's own command
     address: str  #: where the referee reaches the bot: ``unix:/.../bot.sock``
-    home: Path  #: the referee-side folder holding the socket folder
+    home: Path  #: the referee-side folder holding the socket folder (and its lock)
     uid: int | None  #: the bot's own uid (None: a user namespace as the referee's uid)
     cgroup: Cgroup | None
+    lock: int  #: an fd holding ``home/.lock``: while it is held, the home is in use
+
+    @property
+    def argv(self) -> list[str]:
+        """The whole command line, arguments inline (for reading; :meth:`popen` runs it)."""
+        return [*self.prefix, *self.args, "--", *self.command]
+
+    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start the jail: ``kwargs`` as for :class:`subprocess.Popen` (no ``pass_fds``)."""
+        data = b"".join(a.encode() + b"\0" for a in self.args)
+        read, write = os.pipe()
+        try:
+            # A few KB: the pipe holds it all before bwrap reads it.
+            with os.fdopen(write, "wb") as w:
+                write = -1
+                w.write(data)
+            return subprocess.Popen(
+                [*self.prefix, "--args", str(read), "--", *self.command],
+                pass_fds=(read,),
+                **kwargs,
+            )
+        finally:
+            os.close(read)
+            if write != -1:
+                os.close(write)
 
     def cleanup(self) -> None:
-        """Kill what is left in its cgroup and remove the cgroup and the socket folder."""
+        """Kill what is left in its cgroup, remove the cgroup and the socket folder."""
         if self.cgroup is not None:
             self.cgroup.remove()
         shutil.rmtree(self.home, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.close(self.lock)
 
 
 def prepare(
@@ -408,40 +443,44 @@ def prepare(
     ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
     """
     require_available()
+    sweep_stale()
     bwrap = bwrap_binary()
     assert bwrap is not None
     limits = config.limits
     folder = folder.resolve()
-    home = Path(tempfile.mkdtemp(prefix="ttr-bot-"))
+    home = Path(tempfile.mkdtemp(prefix=_HOME_PREFIX))
+    lock = os.open(home / ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
     sock_dir = home / "sock"
     sock_dir.mkdir()
     root = os.geteuid() == 0
     uid = _UID_BASE + secrets.randbelow(_UID_SPAN) if root else None
     if uid is not None:
         os.chown(sock_dir, uid, uid)
-    cgroup = Cgroup.create(home.name, limits)  # ttr-bot-XXXX, as sweep_stale_cgroups expects
+    cgroup = Cgroup.create(home.name, limits)  # named as its home: sweep_stale finds both
 
     binds = _minimal([*python_runtime(), *(Path(p) for p in config.read_only), folder])
-    argv: list[str] = []
+    prefix: list[str] = []
     if cgroup is not None:
         # The shell joins the cgroups before it becomes bwrap, so not one process escapes them.
         join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
-        argv += ["/bin/sh", "-c", join, "ttr-jail", *cgroup.procs_files, "--"]
-    argv += [bwrap, *_namespace_args(), *_system_binds()]
+        prefix += ["/bin/sh", "-c", join, "ttr-jail", *cgroup.procs_files, "--"]
+    prefix.append(bwrap)
+    args = [*_namespace_args(), *_system_binds()]
     # The scratch tmpfs first: a bot folder that lives under the host's /tmp is then bound on
     # top of it, not hidden by it.
-    argv += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    argv += _parent_dirs([*binds, Path(SOCKET_DIR_INSIDE)])
+    args += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    args += _parent_dirs([*binds, Path(SOCKET_DIR_INSIDE)])
     for p in binds:
-        argv += ["--ro-bind", str(p), str(p)]
+        args += ["--ro-bind", str(p), str(p)]
     etc = [e for e in _ETC if (Path("/etc") / e).exists()]
     if etc:
-        argv += ["--perms", "0755", "--dir", "/etc"]
+        args += ["--perms", "0755", "--dir", "/etc"]
     for e in etc:
-        argv += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
-    argv += ["--chdir", str(folder), "--clearenv"]
+        args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
+    args += ["--chdir", str(folder), "--clearenv"]
     inside_env = dict(env)
     inside_env.update(
         HOME="/tmp",
@@ -450,10 +489,10 @@ def prepare(
         TTR_SANDBOX="1",
     )
     for k, v in sorted(inside_env.items()):
-        argv += ["--setenv", k, v]
-    argv.append("--")
+        args += ["--setenv", k, v]
+    tail: list[str] = []
     if uid is not None:
-        argv += [
+        tail += [
             shutil.which("setpriv") or "setpriv",
             f"--reuid={uid}",
             f"--regid={uid}",
@@ -472,32 +511,52 @@ def prepare(
         rlimits.append(f"--data={limits.memory_mb * 1024 * 1024}")
         if uid is not None:  # per uid: only meaningful when the bot has a uid of its own
             rlimits.append(f"--nproc={limits.processes}")
-    argv += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
-    return Jail(argv, f"unix:{sock_dir / SOCKET_NAME}", home, uid, cgroup)
+    tail += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
+    return Jail(prefix, args, tail, f"unix:{sock_dir / SOCKET_NAME}", home, uid, cgroup, lock)
 
 
-def sweep_stale_cgroups() -> int:
-    """Remove empty cgroups that a killed referee left behind; how many went."""
+@functools.cache
+def sweep_stale() -> int:
+    """Remove what referees killed with SIGKILL left behind (their bots died with them:
+    ``--die-with-parent``): socket folders whose lock nobody holds, and the cgroups named
+    after them. Once per process; returns how many folders went."""
     removed = 0
+    for home in Path(tempfile.gettempdir()).glob(f"{_HOME_PREFIX}*"):
+        try:
+            fd = os.open(home / ".lock", os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue  # not ours, or being made right now (the lock comes first)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # in use
+        try:
+            for d in _cgroup_dirs_named(home.name):
+                Cgroup([d], 1).remove()
+            shutil.rmtree(home, ignore_errors=True)
+            removed += 1
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _cgroup_dirs_named(name: str) -> list[Path]:
+    found: list[Path] = []
     for controller in ("", "memory", "pids", "cpu"):
         with contextlib.suppress(OSError):
             own = Cgroup._own(controller)
             if own is None:
                 continue
-            base = _CGROUP_ROOT / controller / own.lstrip("/") if controller else None
-            if base is None:
-                if not (_CGROUP_ROOT / "cgroup.controllers").exists():
-                    continue
+            if controller:
+                base = _CGROUP_ROOT / controller / own.lstrip("/")
+            elif (_CGROUP_ROOT / "cgroup.controllers").exists():
                 base = _CGROUP_ROOT / own.lstrip("/")
-            for d in base.glob("ttr-bot-*"):
-                with contextlib.suppress(OSError):
-                    # Old enough that no starting bot is about to join it.
-                    if time.time() - d.stat().st_mtime < 60:
-                        continue
-                    if not (d / "cgroup.procs").read_text().split():
-                        d.rmdir()
-                        removed += 1
-    return removed
+            else:
+                continue
+            if (base / name).is_dir():
+                found.append(base / name)
+    return found
 
 
 def report(limits: Limits | None = None) -> tuple[bool, list[str]]:
