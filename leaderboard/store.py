@@ -136,6 +136,7 @@ class TournamentSpec:
     variant: str  #: ruleset ident, e.g. "usa@1"
     players: int  #: seats per game
     rounds: int
+    #: every deal derives from it: no command shows it before the tournament is finished
     base_seed: int
     config: dict[str, Any]  #: the rest of the runner's settings; must be JSON-serialisable
 

@@ -47,10 +47,17 @@ def sdk_bot(folder: Path, name: str, body: str) -> str:
     return str(folder)
 
 
-CRASH_IN_EVERY_REAL_GAME = """
+CRASH_AFTER_ITS_FIRST_GAME = """
 def choose(self, view, legal):
-    # Behaves in its validation game, then dies at its first decision of every other game.
-    if not self.game.game_id.startswith("validation-"):
+    # Behaves in the first game it ever plays (its validation game: a tournament validates
+    # every bot before it schedules a game), then dies at its first decision of every other
+    # game. Nothing on the wire tells a validation game apart, so it remembers the game in a
+    # file across restarts (only unsandboxed: a sandboxed bot keeps nothing between processes).
+    import pathlib
+    first = pathlib.Path(MARKER)
+    if not first.exists():
+        first.write_text(self.game.game_id)
+    if first.read_text() != self.game.game_id:
         os._exit(3)
     return 0
 """
@@ -97,7 +104,10 @@ def test_bots_that_fail_validation_are_left_out_and_the_rest_play(tmp_path: Path
 def test_a_bot_that_crashes_in_every_game_ends_last_with_its_faults(tmp_path: Path) -> None:
     # Against greedy and planner: the random bot would not do, since the safe default (draw
     # cards, keep the fewest tickets) out-scores random play, which fails many tickets.
-    crasher = sdk_bot(tmp_path / "crasher", "crasher", CRASH_IN_EVERY_REAL_GAME)
+    marker = repr(str(tmp_path / "first-game"))
+    crasher = sdk_bot(
+        tmp_path / "crasher", "crasher", CRASH_AFTER_ITS_FIRST_GAME.replace("MARKER", marker)
+    )
     db = tmp_path / "league.db"
     code = cli_main(
         [
@@ -109,6 +119,7 @@ def test_a_bot_that_crashes_in_every_game_ends_last_with_its_faults(tmp_path: Pa
             "2",
             "--workers",
             "2",
+            "--no-sandbox",  # the crasher's memory of its first game
             "--json",
             GREEDY,
             PLANNER,
