@@ -10,25 +10,34 @@ so a broken bot costs its own games and never stalls the run.
 Kill safety. A game reaches the store only once finished, in one transaction, keyed by its
 schedule slot (leaderboard/store.py). Killed at any moment, the run leaves every game either
 stored or absent; ``--resume`` rebuilds the same schedule and plays the absent ones. Workers
-watch their parent: if it dies (SIGKILL), they stop their bots and exit instead of
-lingering. A worker that dies mid-game has its game handed to a fresh worker (once; a game
-that kills two workers is reported as failed and left for ``--resume``).
+watch their parent: if it dies (SIGKILL), they drop the game they are in, stop their bots
+and exit instead of lingering (:class:`_ParentWatch`). A worker that dies mid-game has its
+game handed to a fresh worker (once; a game that kills two workers is reported as failed
+and left for ``--resume``).
 
 Validation. Before a bot is entered it plays one game against copies of a sample bot; any
 fault (it would not start, a timeout, a crash, a rejected answer) leaves it out, with the
 reason reported and stored, and the tournament goes on with the others.
+
+Secrets. Bots never see a seed or a slot: every game, scheduled or validation, goes on the
+wire under a fresh random id (the one :class:`Match` draws), validation seeds come from the
+OS, and the entrant's seat in its validation game is drawn too, so the game looks like any
+scheduled game of the same size (schedule.py says how game seeds are kept secret).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import hashlib
 import multiprocessing
 import os
 import queue
 import re
+import secrets
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -130,7 +139,7 @@ class Settings:
 class _Validate:
     key: str  #: the entrant's path
     entrant: Entrant
-    seed: int
+    seed: int  #: secret (``schedule.secret_seed``); never stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +206,11 @@ class _BotPool:
         if bot is not None:
             bot.log_to(log)
 
+    def death(self, path: str, copy: int = 0) -> str:
+        """Why a bot of the pool is not running ("" while it runs): for fault messages."""
+        bot = self.bots.get((path, copy))
+        return "" if bot is None else bot.death()
+
     def close(self) -> None:
         for bot in self.bots.values():
             bot.stop()
@@ -240,14 +254,16 @@ def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> 
         None if settings.records is None else Path(settings.records) / f"{task.game.game_id}.json"
     )
     started = time.time()
-    result = Match(
-        ruleset,
-        seats,
-        task.game.seed,
-        Clock(settings.move_ms, settings.bank_ms),
-        record_path=record,
-        game_id=task.game.game_id,
-    ).run()
+    # No game_id: Match draws a random one for the wire. The slot id stays the store's key
+    # and the record's name; sent to bots, it would tell them where they are in the schedule.
+    with _parent_watch.game():
+        result = Match(
+            ruleset,
+            seats,
+            task.game.seed,
+            Clock(settings.move_ms, settings.bank_ms),
+            record_path=record,
+        ).run()
     return GameResult(
         game_id=task.game.game_id,
         tournament_id=task.tournament_id,
@@ -269,8 +285,9 @@ def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> 
 
 
 def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> Validation:
-    """One game: the entrant in seat 0, copies of the validation bot in the others. Passing
-    means no fault of any kind in seat 0."""
+    """One game: the entrant in a seat drawn at random, copies of the validation bot in the
+    others. Passing means no fault of any kind in the entrant's seat. Id, seat, seed and clock
+    are drawn as for a scheduled game, so that a bot cannot behave only when it is watched."""
     entrant = task.entrant
     hero = pool.seat(entrant.path, entrant.name, entrant.version)
     if hero.down:
@@ -282,15 +299,12 @@ def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotP
     if any(o.down for o in others):
         down = next(o.down for o in others if o.down)
         raise RuntimeError(f"the validation opponents would not start: {down}")
-    result = Match(
-        ruleset,
-        [hero, *others],
-        task.seed,
-        Clock(settings.move_ms, settings.bank_ms),
-        game_id=f"validation-{entrant.bot_id}-{task.seed}",
-    ).run()
-    faults = [f for f in result.faults if f.seat == 0]
-    if not faults and result.defaults[0] == 0:
+    seat = secrets.randbelow(settings.players)
+    seats = [*others[:seat], hero, *others[seat:]]
+    with _parent_watch.game():
+        result = Match(ruleset, seats, task.seed, Clock(settings.move_ms, settings.bank_ms)).run()
+    faults = [f for f in result.faults if f.seat == seat]
+    if not faults and result.defaults[seat] == 0:
         return Validation(entrant, True, "")
     kinds: dict[str, int] = {}
     for f in faults:
@@ -305,6 +319,43 @@ def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotP
     )
 
 
+class _ParentWatch:
+    """Cuts a worker's game short when its parent dies (Linux: PR_SET_PDEATHSIG). Played out,
+    the game's record would land over the record of the same slot, which the resumed run
+    plays again (bots see random ids, so as another game), and its bots would take that run's
+    CPU. Only a game is cut short: anywhere else (starting a bot, where an exception would
+    leak the process being started) the task loop's ``getppid`` check ends the worker, its
+    bots stopped, within ``_POLL_S``."""
+
+    def __init__(self) -> None:
+        self.parent = 0  #: 0: not in a worker (a game played in-process is never cut short)
+        self.in_game = False
+
+    def watch(self, parent_pid: int) -> None:
+        self.parent = parent_pid
+        signal.signal(signal.SIGUSR1, self._parent_died)
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)  # PR_SET_PDEATHSIG
+
+    def _parent_died(self, signum: int, frame: FrameType | None) -> None:
+        if self.in_game:
+            raise SystemExit(0)  # unwinds to the worker's ``finally``, which stops its bots
+
+    @contextlib.contextmanager
+    def game(self) -> Iterator[None]:
+        self.in_game = True
+        try:
+            if self.parent and os.getppid() != self.parent:
+                raise SystemExit(0)  # orphaned just before: do not begin
+            yield
+        finally:
+            self.in_game = False
+
+
+_parent_watch = _ParentWatch()
+
+
 def _worker_main(
     number: int, settings: Settings, tasks: Any, answers: Any, stop: Any, parent_pid: int
 ) -> None:
@@ -317,6 +368,7 @@ def _worker_main(
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _parent_watch.watch(parent_pid)
     ruleset = load_ruleset(settings.variant)
     pool = _BotPool(settings.startup_s, settings.sandbox)
     answers.put(("ready", number, None))
@@ -656,7 +708,7 @@ def run(
     variant: str = "usa",
     players: int = 4,
     rounds: int = 1,
-    base_seed: int = 1,
+    base_seed: int | None = None,
     workers: int = 2,
     resume: bool = False,
     move_ms: int = 1000,
@@ -668,7 +720,9 @@ def run(
     sandbox: SandboxConfig | None = None,
 ) -> Outcome:
     """Run a tournament to the end (or, with ``resume``, the store's unfinished one) and
-    return how it went. Raises :class:`TournamentError` for what the organiser must fix."""
+    return how it went. Raises :class:`TournamentError` for what the organiser must fix.
+    ``base_seed`` None draws a secret one (kept in the store, shown once the tournament is
+    finished)."""
     events = events or Events()
     if resume:
         tournament, entrants = _resume(store, bot_dirs)
@@ -679,7 +733,7 @@ def run(
             variant=variant,
             players=players,
             rounds=rounds,
-            base_seed=base_seed,
+            base_seed=schedule_mod.secret_seed() if base_seed is None else base_seed,
             move_ms=move_ms,
             bank_ms=bank_ms,
             startup_s=startup_s,
@@ -703,7 +757,7 @@ def run(
         if unvalidated:
             crew = _Workers(max(1, min(workers, len(unvalidated))), settings)
             events.validating(len(unvalidated))
-            crew.submit([_Validate(e.path, e, spec.base_seed) for e in unvalidated])
+            crew.submit([_Validate(e.path, e, schedule_mod.secret_seed()) for e in unvalidated])
             for answer in crew.results(len(unvalidated)):
                 if isinstance(answer, _Failed):
                     raise TournamentError(f"validating {answer.key} failed:\n{answer.error}")

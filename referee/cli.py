@@ -8,18 +8,14 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from referee.rules import RulesetError, available_variants, load_ruleset
 from referee.rules.ruleset import Ruleset
 from referee.rules.scoring import Outcome, SeatScore
-from referee.sandbox import (
-    UNSANDBOXED_WARNING,
-    Limits,
-    SandboxConfig,
-    SandboxError,
-    require_available,
-)
+
+if TYPE_CHECKING:
+    from referee.sandbox import SandboxConfig
 
 
 class UserError(Exception):
@@ -190,10 +186,11 @@ def _bot_label(name: str, version: str) -> str:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    import secrets
     import time
     from contextlib import ExitStack
 
-    from referee.launcher import LaunchError, launch
+    from referee.launcher import LaunchedBot, LaunchError, launch
     from referee.match import Clock, SeatBot, play_match
 
     ruleset = _load(args.variant)
@@ -201,24 +198,35 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not low <= len(args.bots) <= high:
         raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
     sandbox = _sandbox_of(args)
-    seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000
+    # From the OS, never the clock: a bot that knows the seed knows every hand. 63 bits, as
+    # leaderboard.schedule.SEED_BITS (the referee does not import the league code).
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
     record = args.record
     if record is None:
+        # Random, not the seed: the bots' log folder is named after the record and exists
+        # while they play.
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        record = Path("records") / f"{stamp}-{seed}.json"
+        record = Path("records") / f"{stamp}-{secrets.token_hex(4)}.json"
     with ExitStack() as stack:
         seats: list[SeatBot] = []
+        launched: list[LaunchedBot] = []
         try:
             for spec in args.bots:
                 bot = stack.enter_context(launch(spec, startup_s=args.startup_s, sandbox=sandbox))
                 if bot.config is not None:
                     bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
                 seats.append(SeatBot(bot.name, bot.version, bot.address))
+                launched.append(bot)
         except LaunchError as e:
             raise UserError(str(e)) from None
         try:
             result = play_match(
-                ruleset, seats, seed, Clock(args.move_ms, args.bank_ms), record_path=record
+                ruleset,
+                seats,
+                seed,
+                Clock(args.move_ms, args.bank_ms),
+                record_path=record,
+                diagnose=lambda seat: launched[seat].death(),
             )
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
@@ -354,7 +362,7 @@ def _tournament_run(
                         variant=args.variant or "usa",
                         players=args.players or 4,
                         rounds=args.rounds or 1,
-                        base_seed=args.seed if args.seed is not None else 1,
+                        base_seed=args.seed,  # None: a secret one
                         workers=workers,
                         resume=args.resume,
                         move_ms=args.move_ms,
@@ -386,6 +394,9 @@ def _tournament_run(
             "played": outcome.played,
             "stored_before": outcome.stored_before,
             "complete": outcome.complete,
+            # Secret until every game is played: shown earlier, it would give away the deals
+            # still to come. Afterwards it lets anyone replay the schedule's deals.
+            "base_seed": spec.base_seed if outcome.complete else None,
             "left_out": [
                 {"bot": v.entrant.name, "version": v.entrant.version, "reason": v.reason}
                 for v in outcome.rejected
@@ -403,6 +414,8 @@ def _tournament_run(
             f"{outcome.stored_before + outcome.played}/{outcome.total} games stored in "
             f"{args.db}; records in {records}"
         )
+        if outcome.complete:  # the seed stays secret until the last game (see --json)
+            print(f"base seed {spec.base_seed}: --seed {spec.base_seed} deals the same games")
     if outcome.failed:
         print(
             f"ttr: {len(outcome.failed)} game(s) failed and were not stored; "
@@ -468,6 +481,8 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
 
 def _add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> None:
     """The sandbox's limits (and, with ``switch``, ``--no-sandbox``)."""
+    from referee.sandbox import Limits
+
     d = Limits()
     g = p.add_argument_group(
         "sandbox",
@@ -531,6 +546,14 @@ def _add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> Non
 def _sandbox_of(args: argparse.Namespace, quiet: bool = False) -> SandboxConfig:
     """The sandbox the options ask for; a bad limit or a machine that cannot sandbox is a
     UserError naming it. ``--no-sandbox`` prints its warning here, once."""
+    from referee.sandbox import (
+        UNSANDBOXED_WARNING,
+        Limits,
+        SandboxConfig,
+        SandboxError,
+        require_available,
+    )
+
     try:
         limits = Limits(
             memory_mb=args.memory_mb,
@@ -619,12 +642,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="usa",
         help=f"ruleset to play (default usa; available: {', '.join(available_variants())})",
     )
-    p.add_argument("--seed", type=int, default=None, help="game seed (default: from the clock)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="game seed (default: drawn from the OS's randomness; printed at the end)",
+    )
     p.add_argument(
         "--record",
         type=Path,
         default=None,
-        help="where to write the record (default records/<timestamp>-<seed>.json)",
+        help="where to write the record (default records/<timestamp>-<random>.json)",
     )
     p.add_argument(
         "--logs",
@@ -693,7 +721,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--workers", type=_positive, default=None, help="parallel games (default: CPU cores)"
     )
-    p.add_argument("--seed", type=int, default=None, help="base seed of the deals (default 1)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="base seed of the deals (default: drawn from the OS's randomness; kept in the "
+        "store and shown only once the tournament is finished)",
+    )
     p.add_argument(
         "--resume",
         action="store_true",
