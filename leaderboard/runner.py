@@ -176,22 +176,44 @@ _Answer = Validation | GameResult | _Failed
 
 
 class _BotPool:
-    """The bot processes of one worker, kept alive across games, restarted when found dead."""
+    """The bot processes of one worker, kept alive across games, restarted when found dead.
+
+    Sandboxed, a bot is also restarted before a deal it has already played: the schedule
+    deals each combination's games alike in every rotation of the seats (duplicate style), so
+    a bot that remembered a deal would know the starting hand and tickets of a seat an
+    opponent now holds, and the deck order it saw. A fresh process (and a fresh /tmp) has
+    nothing to remember with."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig) -> None:
         self.startup_s = startup_s
         self.sandbox = sandbox
         self.bots: dict[tuple[str, int], LaunchedBot] = {}
+        self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
 
-    def seat(self, path: str, name: str, version: str, copy: int = 0) -> SeatBot:
-        """A running bot for ``path`` (``copy`` tells copies of one bot apart), or a
-        ``down`` seat naming why it could not be started."""
+    def seat(
+        self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
+    ) -> SeatBot:
+        """A running bot for ``path`` (``copy`` tells copies of one bot apart) that has not
+        seen ``deal`` before (sandboxed), or a ``down`` seat naming why it could not be
+        started."""
         key = (path, copy)
         bot = self.bots.get(key)
-        if bot is not None and bot.process is not None and bot.process.poll() is None:
+        seen = self.deals.setdefault(key, set())
+        repeat = deal is not None and deal in seen and self.sandbox.enabled
+        if deal is not None:
+            seen.add(deal)
+        if (
+            bot is not None
+            and bot.process is not None
+            and bot.process.poll() is None
+            and not repeat
+        ):
             return SeatBot(name, version, bot.address)
         if bot is not None:
-            bot.stop()  # it died (crashed in its last game, or was killed): start it afresh
+            # It died (crashed in its last game, or was killed), or it would remember this
+            # deal: start it afresh.
+            bot.stop()
+        self.deals[key] = set() if deal is None else {deal}
         bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
         self.bots[key] = bot
         try:
@@ -247,7 +269,7 @@ def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResu
 
 
 def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> GameResult:
-    seats = [pool.seat(e.path, e.name, e.version) for e in task.seats]
+    seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
     for e, log in zip(task.seats, _game_logs(settings, task.game.game_id, seats), strict=True):
         pool.log_to(e.path, 0, log)
     record = (
@@ -263,6 +285,7 @@ def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> 
             task.game.seed,
             Clock(settings.move_ms, settings.bank_ms),
             record_path=record,
+            diagnose=lambda seat: pool.death(task.seats[seat].path),
         ).run()
     return GameResult(
         game_id=task.game.game_id,
@@ -301,8 +324,19 @@ def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotP
         raise RuntimeError(f"the validation opponents would not start: {down}")
     seat = secrets.randbelow(settings.players)
     seats = [*others[:seat], hero, *others[seat:]]
+    paths = [(settings.validation_bot, i) for i in range(1, settings.players)]
+    paths.insert(seat, (entrant.path, 0))
+    logs = _game_logs(settings, f"validation-{entrant.bot_id}", seats)
+    for (path, copy), log in zip(paths, logs, strict=True):
+        pool.log_to(path, copy, log)
     with _parent_watch.game():
-        result = Match(ruleset, seats, task.seed, Clock(settings.move_ms, settings.bank_ms)).run()
+        result = Match(
+            ruleset,
+            seats,
+            task.seed,
+            Clock(settings.move_ms, settings.bank_ms),
+            diagnose=lambda i: pool.death(*paths[i]),
+        ).run()
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:
         return Validation(entrant, True, "")

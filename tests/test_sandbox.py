@@ -163,3 +163,61 @@ def test_a_machine_without_bubblewrap_gets_a_reason_and_the_way_out(
             sandbox.require_available()
     finally:
         sandbox.unavailable_reason.cache_clear()
+
+
+REMEMBERING_BOT = """
+    import sys
+    from sdk import run
+    from sdk.bot import Bot
+
+    SEEN = set()
+
+    class Remembering(Bot):
+        '''Recognises a deal by the face-up row at its first decision of a game.'''
+
+        def on_start(self, game):
+            game.state = None
+
+        def choose(self, view, legal):
+            if self.game.state is None:
+                self.game.state = sig = (view.face_up, view.ticket_deck_size)
+                print("REMEMBERED" if sig in SEEN else "NEW DEAL", file=sys.stderr, flush=True)
+                SEEN.add(sig)
+            return 0
+
+    run(Remembering())
+"""
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
+def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
+    tmp_path: Path, sandboxed: bool
+) -> None:
+    """Duplicate scheduling deals a combination's games alike in every rotation; sandboxed,
+    a bot process is replaced before a deal it has played, so it has nothing to remember with.
+    Unsandboxed (trusted bots) the process is kept, and the same bot does remember: the
+    check can see the leak it closes."""
+    from leaderboard.runner import run
+    from leaderboard.store import Store
+    from referee.sandbox import NO_SANDBOX
+
+    bot = _bot(tmp_path / "remembering", REMEMBERING_BOT)
+    records = tmp_path / "records"
+    with Store(tmp_path / "t.db") as store:
+        outcome = run(
+            store,
+            bot_dirs=[str(bot), str(ROOT / "sample_bots" / "random")],
+            variant="newyork",
+            players=2,
+            rounds=1,
+            workers=1,
+            records=str(records),
+            move_ms=500,
+            bank_ms=5000,
+            sandbox=SandboxConfig() if sandboxed else NO_SANDBOX,
+        )
+    assert outcome.complete and outcome.total == 2  # one deal, two rotations
+    logs = [p.read_text() for p in records.glob("logs/t*/seat*-probe.log")]
+    assert len(logs) == 2 and all(log.strip() for log in logs)
+    remembered = sum("REMEMBERED" in log for log in logs)
+    assert remembered == (0 if sandboxed else 1)
