@@ -173,8 +173,13 @@ class _SpyPool(_BotPool):
     def __init__(self, seats: dict[tuple[str, int], SeatBot]) -> None:
         self.by_key = seats
 
-    def seat(self, path: str, name: str, version: str, copy: int = 0) -> SeatBot:
+    def seat(
+        self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
+    ) -> SeatBot:
         return self.by_key[(path, copy)]
+
+    def death(self, path: str, copy: int = 0) -> str:
+        return ""
 
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
         pass
