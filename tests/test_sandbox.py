@@ -173,14 +173,16 @@ REMEMBERING_BOT = """
     SEEN = set()
 
     class Remembering(Bot):
-        '''Recognises a deal by the face-up row at its first decision of a game.'''
+        '''Recognises a deal by the face-up row at its first decision of a game (the row
+        is the same in every rotation then; the ticket deck is not, since the seat
+        before may have returned tickets under it).'''
 
         def on_start(self, game):
             game.state = None
 
         def choose(self, view, legal):
             if self.game.state is None:
-                self.game.state = sig = (view.face_up, view.ticket_deck_size)
+                self.game.state = sig = tuple(view.face_up)
                 print("REMEMBERED" if sig in SEEN else "NEW DEAL", file=sys.stderr, flush=True)
                 SEEN.add(sig)
             return 0
