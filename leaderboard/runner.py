@@ -38,6 +38,7 @@ import re
 import secrets
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -182,13 +183,19 @@ class _BotPool:
     deals each combination's games alike in every rotation of the seats (duplicate style), so
     a bot that remembered a deal would know the starting hand and tickets of a seat an
     opponent now holds, and the deck order it saw. A fresh process (and a fresh /tmp) has
-    nothing to remember with."""
+    nothing to remember with.
+
+    Those restarts would cost a bot start-up (some 0.2 s) per seat and game, so a sandboxed
+    pool keeps one spare process per bot, started in the background while games run, and a
+    restart takes the spare (bench/tournament.py measures the difference)."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig) -> None:
         self.startup_s = startup_s
         self.sandbox = sandbox
         self.bots: dict[tuple[str, int], LaunchedBot] = {}
         self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
+        self.spares: dict[tuple[str, int], LaunchedBot] = {}  #: spawned, not yet serving
+        self.stopping: list[threading.Thread] = []  #: replaced bots being stopped
 
     def seat(
         self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
@@ -199,7 +206,12 @@ class _BotPool:
         key = (path, copy)
         bot = self.bots.get(key)
         seen = self.deals.setdefault(key, set())
-        repeat = deal is not None and deal in seen and self.sandbox.enabled
+        repeat = (
+            deal is not None
+            and deal in seen
+            and self.sandbox.enabled
+            and self.sandbox.fresh_per_deal
+        )
         if deal is not None:
             seen.add(deal)
         if (
@@ -211,16 +223,48 @@ class _BotPool:
             return SeatBot(name, version, bot.address)
         if bot is not None:
             # It died (crashed in its last game, or was killed), or it would remember this
-            # deal: start it afresh.
-            bot.stop()
+            # deal: start it afresh. The old one is stopped in the background (close() waits).
+            stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)
+            stopping.start()
+            self.stopping = [t for t in self.stopping if t.is_alive()]
+            self.stopping.append(stopping)
         self.deals[key] = set() if deal is None else {deal}
-        bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
+        bot = self._take_spare(key)
+        if bot is None:
+            bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
+            try:
+                bot.start()
+            except LaunchError as e:
+                self.bots[key] = bot
+                return SeatBot(name, version, "", down=str(e).splitlines()[0])
         self.bots[key] = bot
-        try:
-            bot.start()
-        except LaunchError as e:
-            return SeatBot(name, version, "", down=str(e).splitlines()[0])
+        if self.sandbox.enabled and self.sandbox.fresh_per_deal:
+            self._start_spare(key, path)
         return SeatBot(name, version, bot.address)
+
+    def _start_spare(self, key: tuple[str, int], path: str) -> None:
+        """Spawn a spare for ``key`` now, on this thread (see ``LaunchedBot.spawn``); it gets
+        ready while the game plays."""
+        if key in self.spares:
+            return
+        spare = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
+        try:
+            spare.spawn()
+        except LaunchError:
+            return  # the synchronous start, when one is needed, reports the error
+        self.spares[key] = spare
+
+    def _take_spare(self, key: tuple[str, int]) -> LaunchedBot | None:
+        """The spare for ``key`` once it serves, or ``None`` if there is none or it failed
+        (it is then stopped, and a synchronous start reports why)."""
+        spare = self.spares.pop(key, None)
+        if spare is None:
+            return None
+        try:
+            spare.wait_ready()
+        except LaunchError:
+            return None
+        return spare
 
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
         """Send the output of a running bot to ``log`` from now on (one file per game)."""
@@ -234,6 +278,12 @@ class _BotPool:
         return "" if bot is None else bot.death()
 
     def close(self) -> None:
+        for thread in self.stopping:
+            thread.join()
+        self.stopping.clear()
+        for spare in self.spares.values():
+            spare.stop()
+        self.spares.clear()
         for bot in self.bots.values():
             bot.stop()
         self.bots.clear()

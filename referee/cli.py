@@ -4,6 +4,7 @@ no tracebacks for things a user can fix."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from dataclasses import asdict
@@ -335,7 +336,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops a run as cleanly as Ctrl-C does
 
-    sandbox = _sandbox_of(args)
+    sandbox = dataclasses.replace(_sandbox_of(args), fresh_per_deal=not args.reuse_bots)
     previous_term = signal.signal(signal.SIGTERM, on_term)
     try:
         return _tournament_run(args, workers, records, sandbox)
@@ -741,6 +742,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--name", default=None, help="a name for the tournament (default: the date)")
     _add_clock_options(p)
+    p.add_argument(
+        "--reuse-bots",
+        action="store_true",
+        help="sandboxed: keep a bot's process for a deal it already played in another seat "
+        "(faster with short games; the bot could remember that deal: docs/security.md)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(func=cmd_tournament_run)
 

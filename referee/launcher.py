@@ -212,8 +212,16 @@ class LaunchedBot:
     # -----------------------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Start the bot and wait until it serves (``LaunchError`` if it does not)."""
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the bot's process without waiting for it: :meth:`wait_ready` does. Call it
+        from the thread that will outlive the bot: the sandbox's ``--die-with-parent`` is tied
+        to the spawning thread (Linux's parent-death signal), so a helper thread that spawned
+        a bot and ended would take the bot with it."""
         if self.config is None:
-            self._wait_remote()
             return
         argv = [self.python if a == "{python}" else a for a in self.config.command]
         if self.sandbox.enabled:
@@ -248,6 +256,13 @@ class LaunchedBot:
             ) from None
         assert self.process.stdout is not None and self.process.stderr is not None
         self.log.attach(self.process.stdout, self.process.stderr)
+
+    def wait_ready(self) -> None:
+        """Wait until the spawned bot serves; stop it and raise ``LaunchError`` if it exits or
+        does not serve within ``startup_s``."""
+        if self.config is None:
+            self._wait_remote()
+            return
         try:
             self._wait_healthy()
         except BaseException:

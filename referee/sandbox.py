@@ -112,6 +112,10 @@ class SandboxConfig:
     limits: Limits = field(default_factory=Limits)
     #: extra paths the bots may read (another language's runtime installed outside /usr)
     read_only: tuple[str, ...] = ()
+    #: tournaments: a fresh process for each deal a bot has already played in another seat
+    #: (duplicate rotations), so it cannot remember the deal; off (``--reuse-bots``) trades
+    #: that for speed, one bot start-up per seat and game (bench/tournament.py)
+    fresh_per_deal: bool = True
 
 
 NO_SANDBOX = SandboxConfig(enabled=False)

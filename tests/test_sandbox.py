@@ -191,14 +191,45 @@ REMEMBERING_BOT = """
 """
 
 
-@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
+def _bots_still_running() -> list[str]:
+    """Command lines of this process's live descendants that run a ``bot.py`` (a jailed
+    bot's working folder is not visible from outside its mount namespace, so parentage is
+    what ties a process to this test)."""
+    parents: dict[int, int] = {}
+    cmdlines: dict[int, str] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z":
+            continue
+        parents[int(proc.name)] = int(fields[1])
+        cmdlines[int(proc.name)] = cmdline
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [c for pid, c in cmdlines.items() if "bot.py" in c and descends(pid)]
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "sandbox-reuse-bots", "no-sandbox"])
 def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
-    tmp_path: Path, sandboxed: bool
+    tmp_path: Path, mode: str
 ) -> None:
     """Duplicate scheduling deals a combination's games alike in every rotation; sandboxed,
     a bot process is replaced before a deal it has played, so it has nothing to remember with.
-    Unsandboxed (trusted bots) the process is kept, and the same bot does remember: the
-    check can see the leak it closes."""
+    Unsandboxed (trusted bots), or sandboxed with ``--reuse-bots``, the process is kept, and
+    the same bot does remember: the check can see the leak it closes. Whatever the mode, no
+    bot process (spares included) outlives the run."""
     from leaderboard.runner import run
     from leaderboard.store import Store
     from referee.sandbox import NO_SANDBOX
@@ -216,10 +247,36 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
             records=str(records),
             move_ms=500,
             bank_ms=5000,
-            sandbox=SandboxConfig() if sandboxed else NO_SANDBOX,
+            sandbox={
+                "sandbox": SandboxConfig(),
+                "sandbox-reuse-bots": SandboxConfig(fresh_per_deal=False),
+                "no-sandbox": NO_SANDBOX,
+            }[mode],
         )
     assert outcome.complete and outcome.total == 2  # one deal, two rotations
     logs = [p.read_text() for p in records.glob("logs/t*/seat*-probe.log")]
     assert len(logs) == 2 and all(log.strip() for log in logs)
     remembered = sum("REMEMBERED" in log for log in logs)
-    assert remembered == (0 if sandboxed else 1)
+    assert remembered == (0 if mode == "sandbox" else 1)
+    assert _bots_still_running() == []
+
+
+def test_a_sandboxed_pool_restarts_from_a_spare_and_leaves_no_process_behind() -> None:
+    """Before a repeated deal the pool hands out a fresh process (the spare it started in the
+    background); closing the pool stops the bots, the spare and the replaced processes."""
+    from leaderboard.runner import _BotPool
+
+    pool = _BotPool(startup_s=20.0, sandbox=SandboxConfig())
+    try:
+        random_bot = str(ROOT / "sample_bots" / "random")
+        first = pool.seat(random_bot, "random", "1", deal=7)
+        assert not first.down and len(pool.spares) == 1
+        again = pool.seat(random_bot, "random", "1", deal=8)  # a new deal: same process
+        assert again.address == first.address
+        repeat = pool.seat(random_bot, "random", "1", deal=7)  # replayed: a fresh process
+        assert not repeat.down and repeat.address != first.address
+        assert len(pool.spares) == 1  # the next spare is already on its way
+        assert len(_bots_still_running()) >= 2
+    finally:
+        pool.close()
+    assert _bots_still_running() == []
