@@ -3,7 +3,8 @@ same games cost in the engine alone plus a bare gRPC exchange of the same messag
 
     python bench/tournament.py [--rounds R] [--workers W] [--no-sandbox] [--json]
 
-The bots are sandboxed as in every league night unless ``--no-sandbox``.
+The bots are sandboxed as in every league night (a fresh process per repeated deal) unless
+``--no-sandbox``; ``--reuse-bots`` keeps the sandbox but not the fresh processes.
 
 1. Tournament: four sample bots (random, a renamed copy of random, greedy, planner; the
    copy because a round robin needs four different bots for 4-player games) in a 4-player
@@ -108,6 +109,11 @@ def main() -> None:
     parser.add_argument(
         "--no-sandbox", action="store_true", help="run the bots unsandboxed (to compare)"
     )
+    parser.add_argument(
+        "--reuse-bots",
+        action="store_true",
+        help="sandboxed, but no fresh bot process per repeated deal (ttr tournament run's flag)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.rounds < 1 or args.workers < 1:
@@ -127,7 +133,9 @@ def main() -> None:
                 workers=args.workers,
                 records=str(folder / "records"),
                 events=events,
-                sandbox=NO_SANDBOX if args.no_sandbox else SandboxConfig(),
+                sandbox=NO_SANDBOX
+                if args.no_sandbox
+                else SandboxConfig(fresh_per_deal=not args.reuse_bots),
             )
             finished = time.perf_counter()
             games = store.games()
@@ -160,6 +168,7 @@ def main() -> None:
         "players": PLAYERS,
         "workers": args.workers,
         "sandbox": not args.no_sandbox,
+        "fresh_per_deal": not (args.no_sandbox or args.reuse_bots),
         "games": n,
         "decisions_per_game": decisions / n,
         "tournament_s": tournament_s,
@@ -174,10 +183,16 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=2))
         return
+    if not figures["sandbox"]:
+        mode = "NO sandbox"
+    elif figures["fresh_per_deal"]:
+        mode = "sandboxed, a fresh bot per replayed deal"
+    else:
+        mode = "sandboxed, bots reused across deals"
     print(
         f"python {figures['python']}, grpcio {figures['grpc']}, {os.cpu_count()} cores; "
         f"{n} games of 4 players (random, random-b, greedy, planner) on {args.workers} workers, "
-        f"{'sandboxed' if figures['sandbox'] else 'NO sandbox'}"
+        f"{mode}"
     )
     print(
         f"tournament: {tournament_s:6.2f} s, {figures['games_per_min']:6.1f} games/min "

@@ -54,7 +54,7 @@ from referee.launcher import free_port, launch
 from referee.match import Match, SeatBot
 from referee.rules import Ruleset, load_ruleset
 from referee.sandbox import NO_SANDBOX, SandboxConfig
-from ttr.v1 import bot_service_pb2_grpc
+from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random"
@@ -95,7 +95,9 @@ class _Sizer(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
         response = call.result()
         method = client_call_details.method
         name = method.rsplit("/", 1)[-1] if isinstance(method, str) else str(method)
-        self.log.append(Call(self.seat, name, request.ByteSize(), response.ByteSize()))
+        # Act's reply arrives as raw bytes (referee.match parses it itself); the others parsed.
+        size = len(response) if isinstance(response, bytes) else response.ByteSize()
+        self.log.append(Call(self.seat, name, request.ByteSize(), size))
         return call
 
 
@@ -113,6 +115,11 @@ def _record_sizes(
             assert self.channel is not None  # every bench seat has a running bot
             channel = grpc.intercept_channel(self.channel, _Sizer(seat_of[bot.address], log))
             self.stub = bot_service_pb2_grpc.BotServiceStub(channel)
+            self.act = channel.unary_unary(
+                referee.match._ACT_METHOD,
+                request_serializer=bot_service_pb2.ActRequest.SerializeToString,
+                response_deserializer=None,
+            )
 
     games: list[list[Call]] = []
     decisions: list[int] = []
