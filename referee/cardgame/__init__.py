@@ -1,0 +1,79 @@
+"""The pure rules engine of Ticket to Ride: The Card Game, the second rules family.
+
+No I/O, no clock, no global random state, no grpc, like the board games' engine
+(``referee.rules``), whose function names and shapes it mirrors::
+
+    ruleset = load_card_ruleset()                    # "cardgame@1"
+    state = new_game(ruleset, num_seats=4, seed=1)
+    while not state.is_over:
+        action = choose(view(state, state.seat), legal_actions(state))
+        state = apply(state, action)                 # raises IllegalActionError naming the rule
+    print(outcome(state))
+
+Events: ``state.events`` (what the last transition did), ``project(event, seat)`` (what a seat
+may see of one). The ruleset is not in ``referee.rules.available_variants()``: the platform
+registers it when the wire layer can carry the card game.
+"""
+
+from referee.cardgame.actions import (
+    CardAction,
+    DrawBlind,
+    DrawFaceUp,
+    DrawTickets,
+    KeepTickets,
+    Pass,
+    PlaceMix,
+    PlaceSuit,
+    keep,
+    mix,
+)
+from referee.cardgame.engine import IDLE_ROUNDS, apply, legal_actions, new_game
+from referee.cardgame.events import CardEvent, project
+from referee.cardgame.ruleset import (
+    BigCity,
+    CardRuleset,
+    CardTicket,
+    load_card_ruleset,
+    load_card_ruleset_file,
+)
+from referee.cardgame.scoring import CardOutcome, CardSeatScore, best_completion, outcome
+from referee.cardgame.state import CardGameState, Phase
+from referee.cardgame.view import CardPlayerPublic, CardSeatView, view, view_json
+from referee.rules.errors import IllegalActionError, MalformedActionError, RulesError
+
+__all__ = [
+    "IDLE_ROUNDS",
+    "BigCity",
+    "CardAction",
+    "CardEvent",
+    "CardGameState",
+    "CardOutcome",
+    "CardPlayerPublic",
+    "CardRuleset",
+    "CardSeatScore",
+    "CardSeatView",
+    "CardTicket",
+    "DrawBlind",
+    "DrawFaceUp",
+    "DrawTickets",
+    "IllegalActionError",
+    "KeepTickets",
+    "MalformedActionError",
+    "Pass",
+    "Phase",
+    "PlaceMix",
+    "PlaceSuit",
+    "RulesError",
+    "apply",
+    "best_completion",
+    "keep",
+    "legal_actions",
+    "load_card_ruleset",
+    "load_card_ruleset_file",
+    "mix",
+    "new_game",
+    "outcome",
+    "project",
+    "view",
+    "view_json",
+]
