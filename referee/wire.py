@@ -265,10 +265,10 @@ def action_from_pb(msg: actions_pb2.Action) -> Action:
     """An ``Action`` message as a rule action.
 
     Raises ``MalformedActionError`` for a message that describes no action: ``action.unset``
-    (no member of ``kind``), ``action.colour`` (a CardColour that is unspecified or unknown),
-    ``action.tickets`` (a ticket listed twice). Whether the action exists on this map and is
-    legal now is the engine's to judge. Kept tickets come back in their canonical ascending
-    order.
+    (no member of ``kind``), ``action.kind`` (a card-game action, which no board game has),
+    ``action.colour`` (a CardColour that is unspecified or unknown), ``action.tickets`` (a
+    ticket listed twice). Whether the action exists on this map and is legal now is the
+    engine's to judge. Kept tickets come back in their canonical ascending order.
     """
     kind = msg.WhichOneof("kind")
     match kind:
@@ -304,6 +304,10 @@ def action_from_pb(msg: actions_pb2.Action) -> Action:
             return KeepTickets(tuple(sorted(tickets)))
         case "pass_turn":
             return PASS
+        case "place_suit" | "place_mix":
+            raise MalformedActionError(
+                "action.kind", f"{kind} is a card-game action; the board games have none"
+            )
         case None:
             raise MalformedActionError(
                 "action.unset", "the Action message has no action set (its `kind` is empty)"
@@ -623,6 +627,19 @@ def event_from_pb(msg: events_pb2.Event) -> Event:
             return LastRoundStarted(e10.seat, e10.trains)
         case "game_ended":
             return GameEnded(_end_reason_from_pb(msg.game_ended.reason))
+        case (
+            "moved_on_track"
+            | "suit_placed"
+            | "mix_placed"
+            | "train_robbed"
+            | "final_round_started"
+            | "play_stalled"
+            | "stack_scored"
+            | "cards_dealt"
+            | "tickets_revealed"
+            | "bonus_awarded"
+        ):
+            raise WireError(f"{kind} is a card-game event; the board games have none")
         case None:
             raise WireError("the Event message has no event set (its `kind` is empty)")
         case _:

@@ -15,6 +15,12 @@ The SDK decodes every request with :mod:`referee.wire`, so ``view`` is the engin
 :class:`~referee.rules.SeatView` and ``legal`` the engine's own actions. One bot process serves
 game after game, possibly several at once: what belongs to one game lives in its :class:`Game`
 (``self.game`` inside ``choose`` and the hooks), keyed by the request's ``game_id``.
+
+The same bot class serves Ticket to Ride: The Card Game too: for a card game (``game.family``
+``"card"``) the requests are decoded with :mod:`referee.wire_cardgame`, so ``view`` is a
+:class:`~referee.cardgame.CardSeatView`, ``legal`` the card engine's actions
+(:data:`~referee.cardgame.CardAction`), ``game.ruleset`` a
+:class:`~referee.cardgame.CardRuleset` and the outcome a :class:`~referee.cardgame.CardOutcome`.
 """
 
 from __future__ import annotations
@@ -23,20 +29,42 @@ import contextvars
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
-from referee import wire
-from referee.rules import Action, Outcome, Ruleset, SeatView
+from referee import wire, wire_cardgame
+from referee.cardgame import CardOutcome, CardRuleset, load_card_ruleset
+from referee.cardgame.actions import CardAction, PlaceMix, PlaceSuit
+from referee.cardgame.events import CardEvent
+from referee.rules import Action, Outcome, Ruleset
+from referee.rules.actions import ClaimRoute
 from referee.rules.cards import COLOURS, GRAY
 from referee.rules.events import Event
 from referee.rules.ruleset import City, GameMap, Route, RulesetError, Ticket, load_ruleset
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc, cards_pb2, game_map_pb2
 
-__all__ = ["Bot", "BotServicer", "Game", "ruleset_from_start"]
+__all__ = [
+    "BOARD",
+    "CARD",
+    "Bot",
+    "BotServicer",
+    "Game",
+    "card_ruleset_from_start",
+    "is_card_game_start",
+    "ruleset_from_start",
+]
+
+#: ``Game.family`` of a board game (usa, usa1910, mega, bigcities, newyork)
+BOARD = "board"
+#: ``Game.family`` of Ticket to Ride: The Card Game
+CARD = "card"
+
+#: The variant name of the card game (``cardgame@1``).
+_CARD_VARIANT = "cardgame"
 
 
 @dataclass(slots=True)
@@ -47,36 +75,70 @@ class Game:
     variant: str  #: ``name@version``
     seat: int
     num_seats: int
-    ruleset: Ruleset  #: the map, tickets and rule numbers (as the engine has them)
+    #: the map, tickets and rule numbers as the engine has them: a
+    #: :class:`~referee.rules.Ruleset` in a board game, a :class:`~referee.cardgame.CardRuleset`
+    #: in the card game (typed views of it: :attr:`board_ruleset`, :attr:`card_ruleset`)
+    ruleset: Any
     move_limit_ms: int
     bank_ms: int
+    #: which rules family: ``"board"`` (:data:`BOARD`) or ``"card"`` (:data:`CARD`)
+    family: str = BOARD
     #: every public event so far, oldest first, as this seat sees them
-    events: list[Event] = field(default_factory=list)
+    events: list[Event | CardEvent] = field(default_factory=list)
     #: the events that arrived with the current request only
-    new_events: list[Event] = field(default_factory=list)
+    new_events: list[Event | CardEvent] = field(default_factory=list)
     #: the current decision's clock (ms for this move, ms left in the bank)
     clock: tuple[int, int] = (0, 0)
     #: why the previous answer to this decision was rejected: (rule, message), or None
     rejection: tuple[str, str] | None = None
     decisions: int = 0
-    outcome: Outcome | None = None
+    #: the final scores, once EndGame arrived (a CardOutcome in the card game)
+    outcome: Outcome | CardOutcome | None = None
     #: free for the bot's own per-game memory (e.g. a strategy object)
     state: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def is_card_game(self) -> bool:
+        """True for Ticket to Ride: The Card Game, False for a board game."""
+        return self.family == CARD
+
+    @property
+    def board_ruleset(self) -> Ruleset:
+        """:attr:`ruleset`, typed, for a board game (``TypeError`` in the card game)."""
+        if not isinstance(self.ruleset, Ruleset):
+            raise TypeError(f"{self.variant} is not a board game")
+        return self.ruleset
+
+    @property
+    def card_ruleset(self) -> CardRuleset:
+        """:attr:`ruleset`, typed, for the card game (``TypeError`` in a board game)."""
+        if not isinstance(self.ruleset, CardRuleset):
+            raise TypeError(f"{self.variant} is not the card game")
+        return self.ruleset
 
 
 class Bot:
     """Base class of a Python bot. Implement :meth:`choose`; the hooks are optional."""
 
-    def choose(self, view: SeatView, legal: Sequence[Action]) -> Action | int:
-        """The action for this decision: one of ``legal`` or its index (0-based)."""
+    def choose(self, view: Any, legal: Sequence[Any]) -> Action | CardAction | int:
+        """The action for this decision: one of ``legal`` or its index (0-based).
+
+        In a board game ``view`` is a :class:`~referee.rules.SeatView` and ``legal`` holds
+        :data:`~referee.rules.Action` values; in the card game (``self.game.is_card_game``)
+        ``view`` is a :class:`~referee.cardgame.CardSeatView` and ``legal`` holds
+        :data:`~referee.cardgame.CardAction` values. (Typed loosely here so that a subclass
+        may annotate the family it plays.)"""
         raise NotImplementedError
 
     def on_start(self, game: Game) -> None:
-        """A game starts (``game.ruleset`` holds its map and tickets)."""
+        """A game starts (``game.ruleset`` holds its map and tickets, ``game.family`` says
+        which rules family it is)."""
 
-    def on_end(self, outcome: Outcome) -> None:
-        """The game in ``self.game`` is over: final scores, every ticket revealed."""
+    def on_end(self, outcome: Any) -> None:
+        """The game in ``self.game`` is over: final scores, every ticket revealed (an
+        :class:`~referee.rules.Outcome`, or a :class:`~referee.cardgame.CardOutcome` in the
+        card game)."""
 
     @property
     def game(self) -> Game:
@@ -85,6 +147,42 @@ class Bot:
         if game is None:
             raise RuntimeError("Bot.game is only set while a request is being answered")
         return game
+
+
+class Strategy(Protocol):
+    """What :class:`StrategyBot` plays: ``sdk.strategies`` (board games) and
+    ``sdk.card_strategies`` (the card game) both have this shape."""
+
+    def new_game(self, ruleset: Any, seat: int, seed: int) -> None: ...
+
+    def choose(self, view: Any, legal: Sequence[Any], ruleset: Any) -> Any: ...
+
+
+class StrategyBot(Bot):
+    """A bot that plays one fresh strategy object per game (games may run at once), made by
+    ``board()`` or ``card()`` as the game's family asks and seeded from the game id, so a
+    game's play does not depend on what else the process served. Without ``card`` it refuses
+    card games at StartGame (the referee records why)."""
+
+    def __init__(
+        self,
+        board: Callable[[], Strategy],
+        card: Callable[[], Strategy] | None = None,
+    ) -> None:
+        self.board = board
+        self.card = card
+
+    def on_start(self, game: Game) -> None:
+        if game.is_card_game and self.card is None:
+            raise ValueError(f"this bot plays board games only, not {game.variant}")
+        make = self.card if game.is_card_game and self.card is not None else self.board
+        strategy = make()
+        strategy.new_game(game.ruleset, game.seat, zlib.crc32(game.game_id.encode()))
+        game.state = strategy
+
+    def choose(self, view: Any, legal: Sequence[Any]) -> Any:
+        strategy: Strategy = self.game.state
+        return strategy.choose(view, legal, self.game.ruleset)
 
 
 _current_game: contextvars.ContextVar[Game | None] = contextvars.ContextVar(
@@ -122,6 +220,40 @@ def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
         ):
             return packaged
     return _ruleset_from_pb(name, version, request.game_map, request.rules)
+
+
+def is_card_game_start(request: bot_service_pb2.StartGameRequest) -> bool:
+    """Whether a StartGame is for Ticket to Ride: The Card Game: it carries the card-game
+    setup, or its variant is ``cardgame@...``."""
+    return request.HasField("card_game") or request.variant.partition("@")[0] == _CARD_VARIANT
+
+
+def card_ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> CardRuleset:
+    """The card engine's :class:`CardRuleset` for a card-game StartGame: the packaged one when
+    its name and version match and the setup sent is its own, else one rebuilt from the setup
+    itself. Without a setup, the packaged ruleset of the variant's name and version."""
+    name, _, version = request.variant.partition("@")
+    try:
+        packaged: CardRuleset | None = load_card_ruleset(name)
+    except RulesetError:
+        packaged = None
+    if packaged is not None and packaged.version != version:
+        packaged = None
+    if not request.HasField("card_game"):
+        if packaged is None:
+            raise wire.WireError(
+                f"StartGame for {request.variant!r} has no card_game setup and this SDK has "
+                "no packaged ruleset of that name and version"
+            )
+        return packaged
+    if packaged is not None:
+        setup = wire_cardgame.static_bytes(packaged)
+        if request.card_game.SerializeToString() == setup or (
+            # the same message, serialized differently (another protobuf implementation)
+            game_map_pb2.CardGameSetup.FromString(setup) == request.card_game
+        ):
+            return packaged
+    return wire_cardgame.ruleset_from_setup(request.card_game)
 
 
 def _ruleset_from_pb(
@@ -207,8 +339,11 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
     def StartGame(
         self, request: bot_service_pb2.StartGameRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.StartGameResponse:
+        card = is_card_game_start(request)
         try:
-            ruleset = ruleset_from_start(request)
+            ruleset: Ruleset | CardRuleset = (
+                card_ruleset_from_start(request) if card else ruleset_from_start(request)
+            )
         except (ValueError, TypeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the game: {e}")
         game = Game(
@@ -219,6 +354,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             ruleset=ruleset,
             move_limit_ms=request.clock.move_limit_ms,
             bank_ms=request.clock.bank_ms,
+            family=CARD if card else BOARD,
         )
         with self._lock:
             self._games[request.game_id] = game
@@ -235,14 +371,22 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.ActRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.ActResponse:
         game = self._game(request.game_id, context)
+        view: object
+        legal: wire.LegalActions | wire_cardgame.LegalActions
+        events: list[Event] | list[CardEvent]
         try:
-            view = wire.view_from_pb(request.view)
-            legal = wire.LegalActions(request.legal_actions)
-            events = wire.events_from_pb(request.events)
+            if game.is_card_game:
+                view = wire_cardgame.view_from_pb(request.view)
+                legal = wire_cardgame.LegalActions(request.legal_actions)
+                events = wire_cardgame.events_from_pb(request.events)
+            else:
+                view = wire.view_from_pb(request.view)
+                legal = wire.LegalActions(request.legal_actions)
+                events = wire.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the request: {e}")
         with game.lock:
-            game.new_events = events
+            game.new_events = list(events)
             game.events.extend(events)
             game.clock = (request.clock.move_limit_ms, request.clock.bank_left_ms)
             game.rejection = (
@@ -259,7 +403,9 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             finally:
                 _current_game.reset(token)
         response = bot_service_pb2.ActResponse(request_id=request.request_id)
-        if isinstance(choice, bool) or not isinstance(choice, int | Action):
+        if isinstance(choice, bool) or not isinstance(
+            choice, int | (CardAction if game.is_card_game else Action)
+        ):
             context.abort(
                 grpc.StatusCode.INTERNAL,
                 f"choose returned {choice!r}: not an action or an index",
@@ -271,11 +417,22 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
                     f"choose returned index {choice}; there are {len(legal)} legal actions",
                 )
             response.legal_action_index = choice
-        elif (index := legal.position(choice)) >= 0:
-            response.legal_action_index = index
+        elif isinstance(legal, wire.LegalActions):
+            assert not isinstance(choice, PlaceSuit | PlaceMix)  # a board game's: checked above
+            index = legal.position(choice)
+            if index >= 0:
+                response.legal_action_index = index
+            else:
+                # Not a legal action: send it whole, so that the referee says which rule it
+                # breaks.
+                response.action.CopyFrom(wire.action_to_pb(choice))
         else:
-            # Not a legal action: send it whole, so that the referee says which rule it breaks.
-            response.action.CopyFrom(wire.action_to_pb(choice))
+            assert not isinstance(choice, ClaimRoute)  # a card game's: checked above
+            index = legal.position(choice)
+            if index >= 0:
+                response.legal_action_index = index
+            else:
+                response.action.CopyFrom(wire_cardgame.action_to_pb(choice))
         return response
 
     def EndGame(
@@ -285,12 +442,18 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             game = self._games.pop(request.game_id, None)
         if game is None:
             return bot_service_pb2.EndGameResponse()
+        outcome: Outcome | CardOutcome
+        events: list[Event] | list[CardEvent]
         try:
-            outcome = wire.outcome_from_pb(request.outcome)
-            events = wire.events_from_pb(request.events)
+            if game.is_card_game:
+                outcome = wire_cardgame.outcome_from_pb(request.outcome)
+                events = wire_cardgame.events_from_pb(request.events)
+            else:
+                outcome = wire.outcome_from_pb(request.outcome)
+                events = wire.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the outcome: {e}")
-        game.new_events = events
+        game.new_events = list(events)
         game.events.extend(events)
         game.outcome = outcome
         token = _current_game.set(game)

@@ -4,6 +4,12 @@ isort:skip_file
 Actions: what a seat may do at one decision. A turn of several decisions (two train cards;
 drawing tickets then choosing which to keep) is several actions, each answered to its own
 ActRequest.
+
+Both rules families use these messages. The board games (usa, usa1910, mega, bigcities,
+newyork) use DrawBlind, DrawFaceUp, ClaimRoute, DrawTickets, KeepTickets and Pass.
+Ticket to Ride: The Card Game (variant "cardgame", rulebook 000) uses DrawBlind, DrawFaceUp,
+DrawTickets, KeepTickets and Pass with the same meaning, plus PlaceSuit and PlaceMix; it has
+no ClaimRoute.
 """
 
 from collections import abc as _abc
@@ -37,6 +43,8 @@ class Action(_message.Message):
     DRAW_TICKETS_FIELD_NUMBER: _builtins.int
     KEEP_TICKETS_FIELD_NUMBER: _builtins.int
     PASS_TURN_FIELD_NUMBER: _builtins.int
+    PLACE_SUIT_FIELD_NUMBER: _builtins.int
+    PLACE_MIX_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def draw_blind(self) -> Global___DrawBlind:
         """Take the top card of the train deck."""
@@ -61,6 +69,14 @@ class Action(_message.Message):
     def pass_turn(self) -> Global___Pass:
         """Do nothing (only legal when nothing else is)."""
 
+    @_builtins.property
+    def place_suit(self) -> Global___PlaceSuit:
+        """Card game only: place a suit of one colour in the seat's Railyard."""
+
+    @_builtins.property
+    def place_mix(self) -> Global___PlaceMix:
+        """Card game only: place three cards of three different colours in the Railyard."""
+
     def __init__(
         self,
         *,
@@ -70,12 +86,14 @@ class Action(_message.Message):
         draw_tickets: Global___DrawTickets | None = ...,
         keep_tickets: Global___KeepTickets | None = ...,
         pass_turn: Global___Pass | None = ...,
+        place_suit: Global___PlaceSuit | None = ...,
+        place_mix: Global___PlaceMix | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["claim_route", b"claim_route", "draw_blind", b"draw_blind", "draw_face_up", b"draw_face_up", "draw_tickets", b"draw_tickets", "keep_tickets", b"keep_tickets", "kind", b"kind", "pass_turn", b"pass_turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claim_route", b"claim_route", "draw_blind", b"draw_blind", "draw_face_up", b"draw_face_up", "draw_tickets", b"draw_tickets", "keep_tickets", b"keep_tickets", "kind", b"kind", "pass_turn", b"pass_turn", "place_mix", b"place_mix", "place_suit", b"place_suit"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_route", b"claim_route", "draw_blind", b"draw_blind", "draw_face_up", b"draw_face_up", "draw_tickets", b"draw_tickets", "keep_tickets", b"keep_tickets", "kind", b"kind", "pass_turn", b"pass_turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_route", b"claim_route", "draw_blind", b"draw_blind", "draw_face_up", b"draw_face_up", "draw_tickets", b"draw_tickets", "keep_tickets", b"keep_tickets", "kind", b"kind", "pass_turn", b"pass_turn", "place_mix", b"place_mix", "place_suit", b"place_suit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["draw_blind", "draw_face_up", "claim_route", "draw_tickets", "keep_tickets", "pass_turn"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["draw_blind", "draw_face_up", "claim_route", "draw_tickets", "keep_tickets", "pass_turn", "place_suit", "place_mix"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -83,7 +101,7 @@ Global___Action: _TypeAlias = Action  # noqa: Y015
 
 @_typing.final
 class DrawBlind(_message.Message):
-    """Take the top card of the train deck (003:45)."""
+    """Take the top card of the train deck (003:45; card game 000:102)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -100,7 +118,7 @@ Global___DrawBlind: _TypeAlias = DrawBlind  # noqa: Y015
 
 @_typing.final
 class DrawFaceUp(_message.Message):
-    """Take the face-up card in `slot` (003:45, 003:49)."""
+    """Take the face-up card in `slot` (003:45, 003:49; card game 000:102-111)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -156,7 +174,7 @@ Global___ClaimRoute: _TypeAlias = ClaimRoute  # noqa: Y015
 
 @_typing.final
 class DrawTickets(_message.Message):
-    """Draw destination tickets from the top of the ticket deck (003:59)."""
+    """Draw destination tickets from the top of the ticket deck (003:59; card game 000:178-179)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -174,7 +192,7 @@ Global___DrawTickets: _TypeAlias = DrawTickets  # noqa: Y015
 @_typing.final
 class KeepTickets(_message.Message):
     """Keep these of the offered tickets (SeatView.offered); the rest go to the bottom of the
-    ticket deck (003:17, 003:59).
+    ticket deck (003:17, 003:59; card game 000:54-57, 000:180-182).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -182,7 +200,9 @@ class KeepTickets(_message.Message):
     TICKETS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def tickets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Ticket indices (into GameMap.tickets), ascending, each at most once."""
+        """Ticket indices (into GameMap.tickets; in the card game into CardGameSetup.tickets),
+        ascending, each at most once.
+        """
 
     def __init__(
         self,
@@ -213,3 +233,63 @@ class Pass(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Pass: _TypeAlias = Pass  # noqa: Y015
+
+@_typing.final
+class PlaceSuit(_message.Message):
+    """Card game: place `cards` Train cards of `colour` (at least CardRuleParameters.suit_min) with
+    `locomotives` Locomotives on top, as one row of the seat's Railyard (000:125-126,
+    000:130-141). Placing more cards of a colour than an opponent's row of it holds robs that
+    row (000:163-169, event TrainRobbed).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COLOUR_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    LOCOMOTIVES_FIELD_NUMBER: _builtins.int
+    colour: _cards_pb2.CardColour.ValueType
+    """Colour of the Train cards (one of the eight colours; never CARD_COLOUR_LOCOMOTIVE)."""
+    cards: _builtins.int
+    """Number of Train cards of `colour` placed."""
+    locomotives: _builtins.int
+    """Number of Locomotives placed on top of them (0 or more)."""
+    def __init__(
+        self,
+        *,
+        colour: _cards_pb2.CardColour.ValueType = ...,
+        cards: _builtins.int = ...,
+        locomotives: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "colour", b"colour", "locomotives", b"locomotives"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlaceSuit: _TypeAlias = PlaceSuit  # noqa: Y015
+
+@_typing.final
+class PlaceMix(_message.Message):
+    """Card game: place exactly CardRuleParameters.mix_size cards of that many different colours,
+    no Locomotive, one in each colour's row of the seat's Railyard (000:128, 000:157-159).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COLOURS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def colours(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.CardColour.ValueType]:
+        """The colours, ascending (CardColour order), each at most once."""
+
+    def __init__(
+        self,
+        *,
+        colours: _abc.Iterable[_cards_pb2.CardColour.ValueType] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["colours", b"colours"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlaceMix: _TypeAlias = PlaceMix  # noqa: Y015

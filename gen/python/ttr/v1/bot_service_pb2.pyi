@@ -47,6 +47,7 @@ class StartGameRequest(_message.Message):
     RULES_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
     EXTENSIONS_FIELD_NUMBER: _builtins.int
+    CARD_GAME_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """Id of the game, unique within the referee's run; every later request repeats it."""
     variant: _builtins.str
@@ -57,11 +58,11 @@ class StartGameRequest(_message.Message):
     """Number of seats in the game."""
     @_builtins.property
     def game_map(self) -> _game_map_pb2.GameMap:
-        """The map and the tickets."""
+        """The map and the tickets (board games; absent in the card game)."""
 
     @_builtins.property
     def rules(self) -> _game_map_pb2.RuleParameters:
-        """The variant's rule parameters."""
+        """The variant's rule parameters (board games; absent in the card game)."""
 
     @_builtins.property
     def clock(self) -> Global___ClockSettings:
@@ -71,6 +72,12 @@ class StartGameRequest(_message.Message):
     def extensions(self) -> _containers.RepeatedCompositeFieldContainer[_any_pb2.Any]:
         """Variant-specific static facts this version of the contract does not model; empty for
         every variant so far. Ignore unknown types.
+        """
+
+    @_builtins.property
+    def card_game(self) -> _game_map_pb2.CardGameSetup:
+        """Ticket to Ride: The Card Game's tickets, Big Cities and rule numbers; present exactly in a
+        card game (variant "cardgame@...").
         """
 
     def __init__(
@@ -84,10 +91,11 @@ class StartGameRequest(_message.Message):
         rules: _game_map_pb2.RuleParameters | None = ...,
         clock: Global___ClockSettings | None = ...,
         extensions: _abc.Iterable[_any_pb2.Any] | None = ...,
+        card_game: _game_map_pb2.CardGameSetup | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game_map", b"game_map", "rules", b"rules"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card_game", b"card_game", "clock", b"clock", "game_map", b"game_map", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "extensions", b"extensions", "game_id", b"game_id", "game_map", b"game_map", "num_seats", b"num_seats", "rules", b"rules", "seat", b"seat", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_game", b"card_game", "clock", b"clock", "extensions", b"extensions", "game_id", b"game_id", "game_map", b"game_map", "num_seats", b"num_seats", "rules", b"rules", "seat", b"seat", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -24,17 +24,21 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12ttr/v1/cards.proto\x12\x06ttr.v1\">\n\tCardCount\x12\"\n\x06\x63olour\x18\x01 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63ount\x18\x02 \x01(\r*\xfb\x01\n\nCardColour\x12\x1b\n\x17\x43\x41RD_COLOUR_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43\x41RD_COLOUR_RED\x10\x01\x12\x16\n\x12\x43\x41RD_COLOUR_ORANGE\x10\x02\x12\x16\n\x12\x43\x41RD_COLOUR_YELLOW\x10\x03\x12\x15\n\x11\x43\x41RD_COLOUR_GREEN\x10\x04\x12\x14\n\x10\x43\x41RD_COLOUR_BLUE\x10\x05\x12\x14\n\x10\x43\x41RD_COLOUR_PINK\x10\x06\x12\x15\n\x11\x43\x41RD_COLOUR_BLACK\x10\x07\x12\x15\n\x11\x43\x41RD_COLOUR_WHITE\x10\x08\x12\x1a\n\x16\x43\x41RD_COLOUR_LOCOMOTIVE\x10\t*\x80\x02\n\x0bRouteColour\x12\x1c\n\x18ROUTE_COLOUR_UNSPECIFIED\x10\x00\x12\x14\n\x10ROUTE_COLOUR_RED\x10\x01\x12\x17\n\x13ROUTE_COLOUR_ORANGE\x10\x02\x12\x17\n\x13ROUTE_COLOUR_YELLOW\x10\x03\x12\x16\n\x12ROUTE_COLOUR_GREEN\x10\x04\x12\x15\n\x11ROUTE_COLOUR_BLUE\x10\x05\x12\x15\n\x11ROUTE_COLOUR_PINK\x10\x06\x12\x16\n\x12ROUTE_COLOUR_BLACK\x10\x07\x12\x16\n\x12ROUTE_COLOUR_WHITE\x10\x08\x12\x15\n\x11ROUTE_COLOUR_GRAY\x10\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12ttr/v1/cards.proto\x12\x06ttr.v1\">\n\tCardCount\x12\"\n\x06\x63olour\x18\x01 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"/\n\nCardCounts\x12!\n\x06\x63ounts\x18\x01 \x03(\x0b\x32\x11.ttr.v1.CardCount\"-\n\x08\x43\x61rdList\x12!\n\x05\x63\x61rds\x18\x01 \x03(\x0e\x32\x12.ttr.v1.CardColour*\xfb\x01\n\nCardColour\x12\x1b\n\x17\x43\x41RD_COLOUR_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43\x41RD_COLOUR_RED\x10\x01\x12\x16\n\x12\x43\x41RD_COLOUR_ORANGE\x10\x02\x12\x16\n\x12\x43\x41RD_COLOUR_YELLOW\x10\x03\x12\x15\n\x11\x43\x41RD_COLOUR_GREEN\x10\x04\x12\x14\n\x10\x43\x41RD_COLOUR_BLUE\x10\x05\x12\x14\n\x10\x43\x41RD_COLOUR_PINK\x10\x06\x12\x15\n\x11\x43\x41RD_COLOUR_BLACK\x10\x07\x12\x15\n\x11\x43\x41RD_COLOUR_WHITE\x10\x08\x12\x1a\n\x16\x43\x41RD_COLOUR_LOCOMOTIVE\x10\t*\x80\x02\n\x0bRouteColour\x12\x1c\n\x18ROUTE_COLOUR_UNSPECIFIED\x10\x00\x12\x14\n\x10ROUTE_COLOUR_RED\x10\x01\x12\x17\n\x13ROUTE_COLOUR_ORANGE\x10\x02\x12\x17\n\x13ROUTE_COLOUR_YELLOW\x10\x03\x12\x16\n\x12ROUTE_COLOUR_GREEN\x10\x04\x12\x15\n\x11ROUTE_COLOUR_BLUE\x10\x05\x12\x15\n\x11ROUTE_COLOUR_PINK\x10\x06\x12\x16\n\x12ROUTE_COLOUR_BLACK\x10\x07\x12\x16\n\x12ROUTE_COLOUR_WHITE\x10\x08\x12\x15\n\x11ROUTE_COLOUR_GRAY\x10\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ttr.v1.cards_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CARDCOLOUR']._serialized_start=95
-  _globals['_CARDCOLOUR']._serialized_end=346
-  _globals['_ROUTECOLOUR']._serialized_start=349
-  _globals['_ROUTECOLOUR']._serialized_end=605
+  _globals['_CARDCOLOUR']._serialized_start=191
+  _globals['_CARDCOLOUR']._serialized_end=442
+  _globals['_ROUTECOLOUR']._serialized_start=445
+  _globals['_ROUTECOLOUR']._serialized_end=701
   _globals['_CARDCOUNT']._serialized_start=30
   _globals['_CARDCOUNT']._serialized_end=92
+  _globals['_CARDCOUNTS']._serialized_start=94
+  _globals['_CARDCOUNTS']._serialized_end=141
+  _globals['_CARDLIST']._serialized_start=143
+  _globals['_CARDLIST']._serialized_end=188
 # @@protoc_insertion_point(module_scope)

@@ -9,8 +9,10 @@ renumbered. A removed field or enum value leaves `reserved <number>;` and
 added within v1; readers must ignore what they do not know. Anything else is ttr.v2.
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
@@ -157,3 +159,57 @@ class CardCount(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CardCount: _TypeAlias = CardCount  # noqa: Y015
+
+@_typing.final
+class CardCounts(_message.Message):
+    """Card counts wrapped in a message, so that a hidden set of cards (field absent) differs
+    from an empty one.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COUNTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def counts(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardCount]:
+        """One entry per card kind in CardColour order, zeros included."""
+
+    def __init__(
+        self,
+        *,
+        counts: _abc.Iterable[Global___CardCount] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["counts", b"counts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardCounts: _TypeAlias = CardCounts  # noqa: Y015
+
+@_typing.final
+class CardList(_message.Message):
+    """Cards one by one, wrapped in a message so that hidden cards (field absent) differ from no
+    cards.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[Global___CardColour.ValueType]:
+        """The cards, one entry per card, in the order the sender gives (ascending unless the field
+        says otherwise).
+        """
+
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[Global___CardColour.ValueType] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardList: _TypeAlias = CardList  # noqa: Y015

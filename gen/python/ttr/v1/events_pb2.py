@@ -26,7 +26,7 @@ from ttr.v1 import cards_pb2 as ttr_dot_v1_dot_cards__pb2
 from ttr.v1 import view_pb2 as ttr_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13ttr/v1/events.proto\x12\x06ttr.v1\x1a\x12ttr/v1/cards.proto\x1a\x11ttr/v1/view.proto\"\x89\x04\n\x05\x45vent\x12,\n\rface_up_taken\x18\x01 \x01(\x0b\x32\x13.ttr.v1.FaceUpTakenH\x00\x12)\n\x0b\x62lind_drawn\x18\x02 \x01(\x0b\x32\x12.ttr.v1.BlindDrawnH\x00\x12,\n\rface_up_dealt\x18\x03 \x01(\x0b\x32\x13.ttr.v1.FaceUpDealtH\x00\x12\x30\n\x0f\x66\x61\x63\x65_up_flushed\x18\x04 \x01(\x0b\x32\x15.ttr.v1.FaceUpFlushedH\x00\x12\x31\n\x0f\x64\x65\x63k_reshuffled\x18\x05 \x01(\x0b\x32\x16.ttr.v1.DeckReshuffledH\x00\x12-\n\rroute_claimed\x18\x06 \x01(\x0b\x32\x14.ttr.v1.RouteClaimedH\x00\x12-\n\rtickets_drawn\x18\x07 \x01(\x0b\x32\x14.ttr.v1.TicketsDrawnH\x00\x12+\n\x0ctickets_kept\x18\x08 \x01(\x0b\x32\x13.ttr.v1.TicketsKeptH\x00\x12 \n\x06passed\x18\t \x01(\x0b\x32\x0e.ttr.v1.PassedH\x00\x12\x36\n\x12last_round_started\x18\n \x01(\x0b\x32\x18.ttr.v1.LastRoundStartedH\x00\x12\'\n\ngame_ended\x18\x0b \x01(\x0b\x32\x11.ttr.v1.GameEndedH\x00\x42\x06\n\x04kind\"\x1d\n\nTicketList\x12\x0f\n\x07tickets\x18\x01 \x03(\r\"K\n\x0b\x46\x61\x63\x65UpTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12 \n\x04\x63\x61rd\x18\x03 \x01(\x0e\x32\x12.ttr.v1.CardColour\"J\n\nBlindDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12%\n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColourH\x00\x88\x01\x01\x42\x07\n\x05_card\"=\n\x0b\x46\x61\x63\x65UpDealt\x12\x0c\n\x04slot\x18\x01 \x01(\r\x12 \n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColour\"2\n\rFaceUpFlushed\x12!\n\x05\x63\x61rds\x18\x01 \x03(\x0e\x32\x12.ttr.v1.CardColour\"\x1e\n\x0e\x44\x65\x63kReshuffled\x12\x0c\n\x04size\x18\x01 \x01(\r\"t\n\x0cRouteClaimed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05route\x18\x02 \x01(\r\x12\"\n\x06\x63olour\x18\x03 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\x13\n\x0blocomotives\x18\x04 \x01(\r\x12\x0e\n\x06points\x18\x05 \x01(\r\"P\n\x0cTicketsDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12#\n\x07tickets\x18\x03 \x01(\x0b\x32\x12.ttr.v1.TicketList\"i\n\x0bTicketsKept\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nkept_count\x18\x02 \x01(\r\x12\x16\n\x0ereturned_count\x18\x03 \x01(\r\x12 \n\x04kept\x18\x04 \x01(\x0b\x32\x12.ttr.v1.TicketList\"\x16\n\x06Passed\x12\x0c\n\x04seat\x18\x01 \x01(\r\"0\n\x10LastRoundStarted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06trains\x18\x02 \x01(\r\".\n\tGameEnded\x12!\n\x06reason\x18\x01 \x01(\x0e\x32\x11.ttr.v1.EndReasonb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13ttr/v1/events.proto\x12\x06ttr.v1\x1a\x12ttr/v1/cards.proto\x1a\x11ttr/v1/view.proto\"\xdd\x07\n\x05\x45vent\x12,\n\rface_up_taken\x18\x01 \x01(\x0b\x32\x13.ttr.v1.FaceUpTakenH\x00\x12)\n\x0b\x62lind_drawn\x18\x02 \x01(\x0b\x32\x12.ttr.v1.BlindDrawnH\x00\x12,\n\rface_up_dealt\x18\x03 \x01(\x0b\x32\x13.ttr.v1.FaceUpDealtH\x00\x12\x30\n\x0f\x66\x61\x63\x65_up_flushed\x18\x04 \x01(\x0b\x32\x15.ttr.v1.FaceUpFlushedH\x00\x12\x31\n\x0f\x64\x65\x63k_reshuffled\x18\x05 \x01(\x0b\x32\x16.ttr.v1.DeckReshuffledH\x00\x12-\n\rroute_claimed\x18\x06 \x01(\x0b\x32\x14.ttr.v1.RouteClaimedH\x00\x12-\n\rtickets_drawn\x18\x07 \x01(\x0b\x32\x14.ttr.v1.TicketsDrawnH\x00\x12+\n\x0ctickets_kept\x18\x08 \x01(\x0b\x32\x13.ttr.v1.TicketsKeptH\x00\x12 \n\x06passed\x18\t \x01(\x0b\x32\x0e.ttr.v1.PassedH\x00\x12\x36\n\x12last_round_started\x18\n \x01(\x0b\x32\x18.ttr.v1.LastRoundStartedH\x00\x12\'\n\ngame_ended\x18\x0b \x01(\x0b\x32\x11.ttr.v1.GameEndedH\x00\x12.\n\x0emoved_on_track\x18\x0c \x01(\x0b\x32\x14.ttr.v1.MovedOnTrackH\x00\x12)\n\x0bsuit_placed\x18\r \x01(\x0b\x32\x12.ttr.v1.SuitPlacedH\x00\x12\'\n\nmix_placed\x18\x0e \x01(\x0b\x32\x11.ttr.v1.MixPlacedH\x00\x12+\n\x0ctrain_robbed\x18\x0f \x01(\x0b\x32\x13.ttr.v1.TrainRobbedH\x00\x12\x38\n\x13\x66inal_round_started\x18\x10 \x01(\x0b\x32\x19.ttr.v1.FinalRoundStartedH\x00\x12+\n\x0cplay_stalled\x18\x11 \x01(\x0b\x32\x13.ttr.v1.PlayStalledH\x00\x12+\n\x0cstack_scored\x18\x12 \x01(\x0b\x32\x13.ttr.v1.StackScoredH\x00\x12)\n\x0b\x63\x61rds_dealt\x18\x13 \x01(\x0b\x32\x12.ttr.v1.CardsDealtH\x00\x12\x33\n\x10tickets_revealed\x18\x14 \x01(\x0b\x32\x17.ttr.v1.TicketsRevealedH\x00\x12-\n\rbonus_awarded\x18\x15 \x01(\x0b\x32\x14.ttr.v1.BonusAwardedH\x00\x42\x06\n\x04kind\"\x1d\n\nTicketList\x12\x0f\n\x07tickets\x18\x01 \x03(\r\"K\n\x0b\x46\x61\x63\x65UpTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12 \n\x04\x63\x61rd\x18\x03 \x01(\x0e\x32\x12.ttr.v1.CardColour\"J\n\nBlindDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12%\n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColourH\x00\x88\x01\x01\x42\x07\n\x05_card\"=\n\x0b\x46\x61\x63\x65UpDealt\x12\x0c\n\x04slot\x18\x01 \x01(\r\x12 \n\x04\x63\x61rd\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColour\"2\n\rFaceUpFlushed\x12!\n\x05\x63\x61rds\x18\x01 \x03(\x0e\x32\x12.ttr.v1.CardColour\"\x1e\n\x0e\x44\x65\x63kReshuffled\x12\x0c\n\x04size\x18\x01 \x01(\r\"t\n\x0cRouteClaimed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05route\x18\x02 \x01(\r\x12\"\n\x06\x63olour\x18\x03 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\x13\n\x0blocomotives\x18\x04 \x01(\r\x12\x0e\n\x06points\x18\x05 \x01(\r\"P\n\x0cTicketsDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12#\n\x07tickets\x18\x03 \x01(\x0b\x32\x12.ttr.v1.TicketList\"i\n\x0bTicketsKept\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x12\n\nkept_count\x18\x02 \x01(\r\x12\x16\n\x0ereturned_count\x18\x03 \x01(\r\x12 \n\x04kept\x18\x04 \x01(\x0b\x32\x12.ttr.v1.TicketList\"\x16\n\x06Passed\x12\x0c\n\x04seat\x18\x01 \x01(\r\"0\n\x10LastRoundStarted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06trains\x18\x02 \x01(\r\".\n\tGameEnded\x12!\n\x06reason\x18\x01 \x01(\x0e\x32\x11.ttr.v1.EndReason\"d\n\x0cMovedOnTrack\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\x1f\n\x05\x63\x61rds\x18\x03 \x01(\x0b\x32\x10.ttr.v1.CardList\x12\x16\n\x0eshown_to_owner\x18\x04 \x01(\x08\"b\n\nSuitPlaced\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\"\n\x06\x63olour\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63\x61rds\x18\x03 \x01(\r\x12\x13\n\x0blocomotives\x18\x04 \x01(\r\">\n\tMixPlaced\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12#\n\x07\x63olours\x18\x02 \x03(\x0e\x32\x12.ttr.v1.CardColour\"s\n\x0bTrainRobbed\x12\x0e\n\x06robber\x18\x01 \x01(\r\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\"\n\x06\x63olour\x18\x03 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63\x61rds\x18\x04 \x01(\r\x12\x13\n\x0blocomotives\x18\x05 \x01(\r\"=\n\x11\x46inalRoundStarted\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\rB\x07\n\x05_seat\"\x1c\n\x0bPlayStalled\x12\r\n\x05turns\x18\x01 \x01(\r\"n\n\x0bStackScored\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04\x64\x65\x63k\x18\x02 \x01(\r\x12 \n\x05stack\x18\x03 \x03(\x0b\x32\x11.ttr.v1.CardCount\x12\x11\n\tcompleted\x18\x04 \x03(\r\x12\x0e\n\x06points\x18\x05 \x01(\r\"J\n\nCardsDealt\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\x1f\n\x05\x63\x61rds\x18\x03 \x01(\x0b\x32\x10.ttr.v1.CardList\"@\n\x0fTicketsRevealed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0f\n\x07tickets\x18\x02 \x03(\r\x12\x0e\n\x06points\x18\x03 \x01(\r\";\n\x0c\x42onusAwarded\x12\x0c\n\x04\x63ity\x18\x01 \x01(\r\x12\r\n\x05seats\x18\x02 \x03(\r\x12\x0e\n\x06points\x18\x03 \x01(\rb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,29 +34,49 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ttr.v1.events_pb2', _global
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_EVENT']._serialized_start=71
-  _globals['_EVENT']._serialized_end=592
-  _globals['_TICKETLIST']._serialized_start=594
-  _globals['_TICKETLIST']._serialized_end=623
-  _globals['_FACEUPTAKEN']._serialized_start=625
-  _globals['_FACEUPTAKEN']._serialized_end=700
-  _globals['_BLINDDRAWN']._serialized_start=702
-  _globals['_BLINDDRAWN']._serialized_end=776
-  _globals['_FACEUPDEALT']._serialized_start=778
-  _globals['_FACEUPDEALT']._serialized_end=839
-  _globals['_FACEUPFLUSHED']._serialized_start=841
-  _globals['_FACEUPFLUSHED']._serialized_end=891
-  _globals['_DECKRESHUFFLED']._serialized_start=893
-  _globals['_DECKRESHUFFLED']._serialized_end=923
-  _globals['_ROUTECLAIMED']._serialized_start=925
-  _globals['_ROUTECLAIMED']._serialized_end=1041
-  _globals['_TICKETSDRAWN']._serialized_start=1043
-  _globals['_TICKETSDRAWN']._serialized_end=1123
-  _globals['_TICKETSKEPT']._serialized_start=1125
-  _globals['_TICKETSKEPT']._serialized_end=1230
-  _globals['_PASSED']._serialized_start=1232
-  _globals['_PASSED']._serialized_end=1254
-  _globals['_LASTROUNDSTARTED']._serialized_start=1256
-  _globals['_LASTROUNDSTARTED']._serialized_end=1304
-  _globals['_GAMEENDED']._serialized_start=1306
-  _globals['_GAMEENDED']._serialized_end=1352
+  _globals['_EVENT']._serialized_end=1060
+  _globals['_TICKETLIST']._serialized_start=1062
+  _globals['_TICKETLIST']._serialized_end=1091
+  _globals['_FACEUPTAKEN']._serialized_start=1093
+  _globals['_FACEUPTAKEN']._serialized_end=1168
+  _globals['_BLINDDRAWN']._serialized_start=1170
+  _globals['_BLINDDRAWN']._serialized_end=1244
+  _globals['_FACEUPDEALT']._serialized_start=1246
+  _globals['_FACEUPDEALT']._serialized_end=1307
+  _globals['_FACEUPFLUSHED']._serialized_start=1309
+  _globals['_FACEUPFLUSHED']._serialized_end=1359
+  _globals['_DECKRESHUFFLED']._serialized_start=1361
+  _globals['_DECKRESHUFFLED']._serialized_end=1391
+  _globals['_ROUTECLAIMED']._serialized_start=1393
+  _globals['_ROUTECLAIMED']._serialized_end=1509
+  _globals['_TICKETSDRAWN']._serialized_start=1511
+  _globals['_TICKETSDRAWN']._serialized_end=1591
+  _globals['_TICKETSKEPT']._serialized_start=1593
+  _globals['_TICKETSKEPT']._serialized_end=1698
+  _globals['_PASSED']._serialized_start=1700
+  _globals['_PASSED']._serialized_end=1722
+  _globals['_LASTROUNDSTARTED']._serialized_start=1724
+  _globals['_LASTROUNDSTARTED']._serialized_end=1772
+  _globals['_GAMEENDED']._serialized_start=1774
+  _globals['_GAMEENDED']._serialized_end=1820
+  _globals['_MOVEDONTRACK']._serialized_start=1822
+  _globals['_MOVEDONTRACK']._serialized_end=1922
+  _globals['_SUITPLACED']._serialized_start=1924
+  _globals['_SUITPLACED']._serialized_end=2022
+  _globals['_MIXPLACED']._serialized_start=2024
+  _globals['_MIXPLACED']._serialized_end=2086
+  _globals['_TRAINROBBED']._serialized_start=2088
+  _globals['_TRAINROBBED']._serialized_end=2203
+  _globals['_FINALROUNDSTARTED']._serialized_start=2205
+  _globals['_FINALROUNDSTARTED']._serialized_end=2266
+  _globals['_PLAYSTALLED']._serialized_start=2268
+  _globals['_PLAYSTALLED']._serialized_end=2296
+  _globals['_STACKSCORED']._serialized_start=2298
+  _globals['_STACKSCORED']._serialized_end=2408
+  _globals['_CARDSDEALT']._serialized_start=2410
+  _globals['_CARDSDEALT']._serialized_end=2484
+  _globals['_TICKETSREVEALED']._serialized_start=2486
+  _globals['_TICKETSREVEALED']._serialized_end=2550
+  _globals['_BONUSAWARDED']._serialized_start=2552
+  _globals['_BONUSAWARDED']._serialized_end=2611
 # @@protoc_insertion_point(module_scope)

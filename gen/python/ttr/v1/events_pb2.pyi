@@ -4,6 +4,11 @@ isort:skip_file
 Events: what happened, as one seat may see it. The referee sends each seat the events since
 its previous request, already projected for that seat: a fact hidden from the seat is
 absent (a field with presence left unset), never filled with a placeholder.
+
+The board games use members 1-11. Ticket to Ride: The Card Game uses face_up_taken,
+blind_drawn, face_up_dealt, deck_reshuffled, tickets_drawn, tickets_kept, passed and
+game_ended with the same meaning (ticket indices then refer to CardGameSetup.tickets), plus
+its own members 12-21.
 """
 
 from collections import abc as _abc
@@ -42,6 +47,16 @@ class Event(_message.Message):
     PASSED_FIELD_NUMBER: _builtins.int
     LAST_ROUND_STARTED_FIELD_NUMBER: _builtins.int
     GAME_ENDED_FIELD_NUMBER: _builtins.int
+    MOVED_ON_TRACK_FIELD_NUMBER: _builtins.int
+    SUIT_PLACED_FIELD_NUMBER: _builtins.int
+    MIX_PLACED_FIELD_NUMBER: _builtins.int
+    TRAIN_ROBBED_FIELD_NUMBER: _builtins.int
+    FINAL_ROUND_STARTED_FIELD_NUMBER: _builtins.int
+    PLAY_STALLED_FIELD_NUMBER: _builtins.int
+    STACK_SCORED_FIELD_NUMBER: _builtins.int
+    CARDS_DEALT_FIELD_NUMBER: _builtins.int
+    TICKETS_REVEALED_FIELD_NUMBER: _builtins.int
+    BONUS_AWARDED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def face_up_taken(self) -> Global___FaceUpTaken:
         """A seat took a face-up card."""
@@ -86,6 +101,48 @@ class Event(_message.Message):
     def game_ended(self) -> Global___GameEnded:
         """The game ended."""
 
+    @_builtins.property
+    def moved_on_track(self) -> Global___MovedOnTrack:
+        """Card game: a turn's Step 1 moved cards from the seat's Railyard onto its
+        On-the-Track stack.
+        """
+
+    @_builtins.property
+    def suit_placed(self) -> Global___SuitPlaced:
+        """Card game: a seat placed a suit in its Railyard."""
+
+    @_builtins.property
+    def mix_placed(self) -> Global___MixPlaced:
+        """Card game: a seat placed a mix of colours in its Railyard."""
+
+    @_builtins.property
+    def train_robbed(self) -> Global___TrainRobbed:
+        """Card game: a seat's Railyard row was robbed and discarded."""
+
+    @_builtins.property
+    def final_round_started(self) -> Global___FinalRoundStarted:
+        """Card game: the Train deck ran out; the final round of the deck started."""
+
+    @_builtins.property
+    def play_stalled(self) -> Global___PlayStalled:
+        """Card game: play made no progress for too long; the deck is scored now."""
+
+    @_builtins.property
+    def stack_scored(self) -> Global___StackScored:
+        """Card game: a seat's On-the-Track stack was shown and scored."""
+
+    @_builtins.property
+    def cards_dealt(self) -> Global___CardsDealt:
+        """Card game: a four-player game's second deck dealt a seat new cards."""
+
+    @_builtins.property
+    def tickets_revealed(self) -> Global___TicketsRevealed:
+        """Card game: at the end, a seat's tickets still in hand were shown and subtracted."""
+
+    @_builtins.property
+    def bonus_awarded(self) -> Global___BonusAwarded:
+        """Card game: a Big Cities Bonus card was awarded."""
+
     def __init__(
         self,
         *,
@@ -100,12 +157,22 @@ class Event(_message.Message):
         passed: Global___Passed | None = ...,
         last_round_started: Global___LastRoundStarted | None = ...,
         game_ended: Global___GameEnded | None = ...,
+        moved_on_track: Global___MovedOnTrack | None = ...,
+        suit_placed: Global___SuitPlaced | None = ...,
+        mix_placed: Global___MixPlaced | None = ...,
+        train_robbed: Global___TrainRobbed | None = ...,
+        final_round_started: Global___FinalRoundStarted | None = ...,
+        play_stalled: Global___PlayStalled | None = ...,
+        stack_scored: Global___StackScored | None = ...,
+        cards_dealt: Global___CardsDealt | None = ...,
+        tickets_revealed: Global___TicketsRevealed | None = ...,
+        bonus_awarded: Global___BonusAwarded | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["blind_drawn", b"blind_drawn", "deck_reshuffled", b"deck_reshuffled", "face_up_dealt", b"face_up_dealt", "face_up_flushed", b"face_up_flushed", "face_up_taken", b"face_up_taken", "game_ended", b"game_ended", "kind", b"kind", "last_round_started", b"last_round_started", "passed", b"passed", "route_claimed", b"route_claimed", "tickets_drawn", b"tickets_drawn", "tickets_kept", b"tickets_kept"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["blind_drawn", b"blind_drawn", "bonus_awarded", b"bonus_awarded", "cards_dealt", b"cards_dealt", "deck_reshuffled", b"deck_reshuffled", "face_up_dealt", b"face_up_dealt", "face_up_flushed", b"face_up_flushed", "face_up_taken", b"face_up_taken", "final_round_started", b"final_round_started", "game_ended", b"game_ended", "kind", b"kind", "last_round_started", b"last_round_started", "mix_placed", b"mix_placed", "moved_on_track", b"moved_on_track", "passed", b"passed", "play_stalled", b"play_stalled", "route_claimed", b"route_claimed", "stack_scored", b"stack_scored", "suit_placed", b"suit_placed", "tickets_drawn", b"tickets_drawn", "tickets_kept", b"tickets_kept", "tickets_revealed", b"tickets_revealed", "train_robbed", b"train_robbed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["blind_drawn", b"blind_drawn", "deck_reshuffled", b"deck_reshuffled", "face_up_dealt", b"face_up_dealt", "face_up_flushed", b"face_up_flushed", "face_up_taken", b"face_up_taken", "game_ended", b"game_ended", "kind", b"kind", "last_round_started", b"last_round_started", "passed", b"passed", "route_claimed", b"route_claimed", "tickets_drawn", b"tickets_drawn", "tickets_kept", b"tickets_kept"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blind_drawn", b"blind_drawn", "bonus_awarded", b"bonus_awarded", "cards_dealt", b"cards_dealt", "deck_reshuffled", b"deck_reshuffled", "face_up_dealt", b"face_up_dealt", "face_up_flushed", b"face_up_flushed", "face_up_taken", b"face_up_taken", "final_round_started", b"final_round_started", "game_ended", b"game_ended", "kind", b"kind", "last_round_started", b"last_round_started", "mix_placed", b"mix_placed", "moved_on_track", b"moved_on_track", "passed", b"passed", "play_stalled", b"play_stalled", "route_claimed", b"route_claimed", "stack_scored", b"stack_scored", "suit_placed", b"suit_placed", "tickets_drawn", b"tickets_drawn", "tickets_kept", b"tickets_kept", "tickets_revealed", b"tickets_revealed", "train_robbed", b"train_robbed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["face_up_taken", "blind_drawn", "face_up_dealt", "face_up_flushed", "deck_reshuffled", "route_claimed", "tickets_drawn", "tickets_kept", "passed", "last_round_started", "game_ended"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["face_up_taken", "blind_drawn", "face_up_dealt", "face_up_flushed", "deck_reshuffled", "route_claimed", "tickets_drawn", "tickets_kept", "passed", "last_round_started", "game_ended", "moved_on_track", "suit_placed", "mix_placed", "train_robbed", "final_round_started", "play_stalled", "stack_scored", "cards_dealt", "tickets_revealed", "bonus_awarded"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -120,7 +187,7 @@ class TicketList(_message.Message):
     TICKETS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def tickets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Ticket indices (into GameMap.tickets), ascending."""
+        """Ticket indices (into GameMap.tickets; in the card game into CardGameSetup.tickets)."""
 
     def __init__(
         self,
@@ -421,7 +488,9 @@ Global___LastRoundStarted: _TypeAlias = LastRoundStarted  # noqa: Y015
 
 @_typing.final
 class GameEnded(_message.Message):
-    """The game ended; the scores follow in EndGameRequest."""
+    """The game ended; the scores follow in EndGameRequest. In the card game the final
+    TicketsRevealed and BonusAwarded events come just before it.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -440,3 +509,350 @@ class GameEnded(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameEnded: _TypeAlias = GameEnded  # noqa: Y015
+
+@_typing.final
+class MovedOnTrack(_message.Message):
+    """Card game, Step 1 of a turn (000:111-117): the top card of each non-empty row of the seat's
+    Railyard went face down onto its On-the-Track stack. The count is public; the cards are
+    hidden from every seat, the owner included, unless the rules let owners look at their own
+    stack (CardRuleParameters.owners_see_stack, 000:124-129).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    SHOWN_TO_OWNER_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat whose turn it is."""
+    count: _builtins.int
+    """How many cards moved (one per non-empty row)."""
+    shown_to_owner: _builtins.bool
+    """Whether the rules let the owner see its stack (CardRuleParameters.owners_see_stack) when
+    this happened.
+    """
+    @_builtins.property
+    def cards(self) -> _cards_pb2.CardList:
+        """The cards moved, ascending; present only in the owner's own events and only when
+        shown_to_owner is true.
+        """
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        count: _builtins.int = ...,
+        cards: _cards_pb2.CardList | None = ...,
+        shown_to_owner: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count", "seat", b"seat", "shown_to_owner", b"shown_to_owner"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MovedOnTrack: _TypeAlias = MovedOnTrack  # noqa: Y015
+
+@_typing.final
+class SuitPlaced(_message.Message):
+    """Card game: a suit went face up into a seat's Railyard (000:125-126, 000:130-141). Any row
+    it robs follows as TrainRobbed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COLOUR_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    LOCOMOTIVES_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat that placed it."""
+    colour: _cards_pb2.CardColour.ValueType
+    """Colour of the suit's Train cards."""
+    cards: _builtins.int
+    """Number of Train cards of that colour placed."""
+    locomotives: _builtins.int
+    """Number of Locomotives placed on top of them."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        colour: _cards_pb2.CardColour.ValueType = ...,
+        cards: _builtins.int = ...,
+        locomotives: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "colour", b"colour", "locomotives", b"locomotives", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuitPlaced: _TypeAlias = SuitPlaced  # noqa: Y015
+
+@_typing.final
+class MixPlaced(_message.Message):
+    """Card game: three cards of three colours went face up into a seat's Railyard, one in each
+    colour's row (000:128, 000:157-159). Any rows they rob follow as TrainRobbed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COLOURS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat that placed them."""
+    @_builtins.property
+    def colours(self) -> _containers.RepeatedScalarFieldContainer[_cards_pb2.CardColour.ValueType]:
+        """The colours, ascending."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        colours: _abc.Iterable[_cards_pb2.CardColour.ValueType] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["colours", b"colours", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MixPlaced: _TypeAlias = MixPlaced  # noqa: Y015
+
+@_typing.final
+class TrainRobbed(_message.Message):
+    """Card game: `robber` placed more cards of `colour` than `seat`'s row of that colour held, so
+    `seat` discarded the whole row (000:163-169).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROBBER_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    COLOUR_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    LOCOMOTIVES_FIELD_NUMBER: _builtins.int
+    robber: _builtins.int
+    """The seat that placed the cards."""
+    seat: _builtins.int
+    """The seat whose row was robbed."""
+    colour: _cards_pb2.CardColour.ValueType
+    """Colour of the row."""
+    cards: _builtins.int
+    """Train cards of that colour discarded from the row."""
+    locomotives: _builtins.int
+    """Locomotives discarded from the top of the row."""
+    def __init__(
+        self,
+        *,
+        robber: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        colour: _cards_pb2.CardColour.ValueType = ...,
+        cards: _builtins.int = ...,
+        locomotives: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "colour", b"colour", "locomotives", b"locomotives", "robber", b"robber", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TrainRobbed: _TypeAlias = TrainRobbed  # noqa: Y015
+
+@_typing.final
+class FinalRoundStarted(_message.Message):
+    """Card game: the last card left the Train deck; every seat gets one more turn (000:191-193)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat that drew the last card; absent when the second deck's deal used it up."""
+    deck: _builtins.int
+    """Which deck ran out: 1, or 2 for a four-player game's second deck."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int | None = ...,
+        deck: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "deck", b"deck", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___FinalRoundStarted: _TypeAlias = FinalRoundStarted  # noqa: Y015
+
+@_typing.final
+class PlayStalled(_message.Message):
+    """Card game: play made no progress for CardRuleParameters.stall_rounds rounds of turns (every
+    turn drew tickets and kept none, or passed), so the current deck is scored as if it had run
+    out (an engine guard against a game that never ends, not a rule of the box).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TURNS_FIELD_NUMBER: _builtins.int
+    turns: _builtins.int
+    """Turns in a row that made no progress."""
+    def __init__(
+        self,
+        *,
+        turns: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["turns", b"turns"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayStalled: _TypeAlias = PlayStalled  # noqa: Y015
+
+@_typing.final
+class StackScored(_message.Message):
+    """Card game: a seat's On-the-Track stack was shown and used to complete as many of its
+    tickets as possible (000:199-209); the completed tickets are set aside and public.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    COMPLETED_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    deck: _builtins.int
+    """Which scoring: 1 for the first deck, 2 for a four-player game's second deck."""
+    points: _builtins.int
+    """Points of those tickets."""
+    @_builtins.property
+    def stack(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardCount]:
+        """The stack, revealed: one entry per card kind in CardColour order, zeros included."""
+
+    @_builtins.property
+    def completed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Tickets this scoring completed (indices into CardGameSetup.tickets, ascending)."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        deck: _builtins.int = ...,
+        stack: _abc.Iterable[_cards_pb2.CardCount] | None = ...,
+        completed: _abc.Iterable[_builtins.int] | None = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed", b"completed", "deck", b"deck", "points", b"points", "seat", b"seat", "stack", b"stack"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StackScored: _TypeAlias = StackScored  # noqa: Y015
+
+@_typing.final
+class CardsDealt(_message.Message):
+    """Card game: a four-player game's second deck dealt a seat new Train cards (000:206-208)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat dealt to."""
+    count: _builtins.int
+    """How many cards it was dealt."""
+    @_builtins.property
+    def cards(self) -> _cards_pb2.CardList:
+        """The cards, ascending; present only in that seat's own events."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        count: _builtins.int = ...,
+        cards: _cards_pb2.CardList | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardsDealt: _TypeAlias = CardsDealt  # noqa: Y015
+
+@_typing.final
+class TicketsRevealed(_message.Message):
+    """Card game: at the end, a seat's tickets still in hand are shown and their points subtracted
+    (000:243-245).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    TICKETS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    points: _builtins.int
+    """The sum of their points, subtracted from the seat's score (0 or more)."""
+    @_builtins.property
+    def tickets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The tickets still in its hand (indices into CardGameSetup.tickets, ascending)."""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        tickets: _abc.Iterable[_builtins.int] | None = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["points", b"points", "seat", b"seat", "tickets", b"tickets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TicketsRevealed: _TypeAlias = TicketsRevealed  # noqa: Y015
+
+@_typing.final
+class BonusAwarded(_message.Message):
+    """Card game: a Big Cities Bonus card went to every seat tied for the most completed tickets
+    naming its city (000:216-223, 000:246-249).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CITY_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    city: _builtins.int
+    """The Big City: index into CardGameSetup.big_cities."""
+    points: _builtins.int
+    """Points each of them scores for it."""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats awarded it, ascending."""
+
+    def __init__(
+        self,
+        *,
+        city: _builtins.int = ...,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["city", b"city", "points", b"points", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BonusAwarded: _TypeAlias = BonusAwarded  # noqa: Y015

@@ -3,7 +3,8 @@
 isort:skip_file
 Static facts of a variant, sent once per game in StartGameRequest: the map (cities,
 routes), the ticket deck's tickets and the rule parameters. Everything else refers to
-cities, routes and tickets by their index into these lists.
+cities, routes and tickets by their index into these lists. Ticket to Ride: The Card Game
+has no map: its static facts are a CardGameSetup.
 """
 
 from collections import abc as _abc
@@ -337,3 +338,247 @@ class RuleParameters(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RuleParameters: _TypeAlias = RuleParameters  # noqa: Y015
+
+@_typing.final
+class CardGameSetup(_message.Message):
+    """Ticket to Ride: The Card Game's static facts (StartGameRequest.card_game): its tickets with
+    the Train cards each needs, the Big Cities Bonus cards and the rule numbers. The game has no
+    board: cities are only names on tickets.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    TICKETS_FIELD_NUMBER: _builtins.int
+    BIG_CITIES_FIELD_NUMBER: _builtins.int
+    RULES_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """Ruleset name, e.g. "cardgame"."""
+    version: _builtins.str
+    """Ruleset version (changes whenever any fact below changes)."""
+    title: _builtins.str
+    """Title for people, e.g. "Ticket to Ride: The Card Game"."""
+    description: _builtins.str
+    """One-line description for people."""
+    @_builtins.property
+    def tickets(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardTicket]:
+        """Every Destination Ticket, in index order: tickets[i].index == i."""
+
+    @_builtins.property
+    def big_cities(self) -> _containers.RepeatedCompositeFieldContainer[Global___BigCityBonus]:
+        """Every Big Cities Bonus card, in index order: big_cities[i].index == i (000:246-249)."""
+
+    @_builtins.property
+    def rules(self) -> Global___CardRuleParameters:
+        """The rule numbers."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+        title: _builtins.str = ...,
+        description: _builtins.str = ...,
+        tickets: _abc.Iterable[Global___CardTicket] | None = ...,
+        big_cities: _abc.Iterable[Global___BigCityBonus] | None = ...,
+        rules: Global___CardRuleParameters | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["big_cities", b"big_cities", "description", b"description", "name", b"name", "rules", b"rules", "tickets", b"tickets", "title", b"title", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardGameSetup: _TypeAlias = CardGameSetup  # noqa: Y015
+
+@_typing.final
+class CardTicket(_message.Message):
+    """A card-game Destination Ticket: two cities, its value and the Train cards that complete it
+    (000:199-209).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    CITY_A_FIELD_NUMBER: _builtins.int
+    CITY_B_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    REQUIRES_FIELD_NUMBER: _builtins.int
+    BIG_CITIES_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """Position in CardGameSetup.tickets (0-based); what the views, events and KeepTickets use."""
+    city_a: _builtins.str
+    """One city, by name."""
+    city_b: _builtins.str
+    """The other city, by name."""
+    points: _builtins.int
+    """Points added when completed at a scoring, subtracted when still in hand at the end."""
+    @_builtins.property
+    def requires(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardCount]:
+        """The Train cards it needs: one entry per colour needing at least one card, in CardColour
+        order; a colour not listed needs none. Locomotives may replace any colour (000:202).
+        """
+
+    @_builtins.property
+    def big_cities(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The Big Cities it names (indices into CardGameSetup.big_cities, ascending; a ticket
+        naming two counts for both, 000:221-223).
+        """
+
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        city_a: _builtins.str = ...,
+        city_b: _builtins.str = ...,
+        points: _builtins.int = ...,
+        requires: _abc.Iterable[_cards_pb2.CardCount] | None = ...,
+        big_cities: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["big_cities", b"big_cities", "city_a", b"city_a", "city_b", b"city_b", "index", b"index", "points", b"points", "requires", b"requires"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardTicket: _TypeAlias = CardTicket  # noqa: Y015
+
+@_typing.final
+class BigCityBonus(_message.Message):
+    """A Big Cities Bonus card (000:216-223, 000:246-249)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    CITY_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """Position in CardGameSetup.big_cities (0-based); what BonusAwarded and scores use."""
+    city: _builtins.str
+    """The city's name, as the tickets spell it."""
+    points: _builtins.int
+    """Points it is worth to each seat awarded it."""
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        city: _builtins.str = ...,
+        points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["city", b"city", "index", b"index", "points", b"points"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BigCityBonus: _TypeAlias = BigCityBonus  # noqa: Y015
+
+@_typing.final
+class CardRuleParameters(_message.Message):
+    """The card game's rule numbers. The legal actions in each ActRequest already apply all of
+    them.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MIN_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_SEATS_FIELD_NUMBER: _builtins.int
+    DECK_FIELD_NUMBER: _builtins.int
+    STARTING_LOCOMOTIVES_FIELD_NUMBER: _builtins.int
+    HAND_SIZE_FIELD_NUMBER: _builtins.int
+    FACE_UP_SLOTS_FIELD_NUMBER: _builtins.int
+    SETUP_TICKETS_DEALT_FIELD_NUMBER: _builtins.int
+    SETUP_TICKETS_KEEP_MIN_FIELD_NUMBER: _builtins.int
+    CARDS_DRAWN_FIELD_NUMBER: _builtins.int
+    SUIT_MIN_FIELD_NUMBER: _builtins.int
+    MIX_SIZE_FIELD_NUMBER: _builtins.int
+    TICKETS_DRAWN_FIELD_NUMBER: _builtins.int
+    TICKETS_KEEP_MIN_FIELD_NUMBER: _builtins.int
+    SECOND_DECK_MIN_SEATS_FIELD_NUMBER: _builtins.int
+    SECOND_DECK_DEAL_FIELD_NUMBER: _builtins.int
+    OWNERS_SEE_STACK_FIELD_NUMBER: _builtins.int
+    TIE_BREAKS_FIELD_NUMBER: _builtins.int
+    STALL_ROUNDS_FIELD_NUMBER: _builtins.int
+    min_seats: _builtins.int
+    """Fewest seats the game allows."""
+    max_seats: _builtins.int
+    """Most seats the game allows."""
+    starting_locomotives: _builtins.int
+    """Locomotives each seat is given before the deal (000:37-38)."""
+    hand_size: _builtins.int
+    """Train cards dealt to each seat at setup (000:41)."""
+    face_up_slots: _builtins.int
+    """Slots in the face-up row (000:44-46)."""
+    setup_tickets_dealt: _builtins.int
+    """Tickets dealt to each seat at setup (000:49-50)."""
+    setup_tickets_keep_min: _builtins.int
+    """Fewest of the setup tickets a seat must keep (000:54)."""
+    cards_drawn: _builtins.int
+    """Train cards drawn in a draw-cards turn (000:102)."""
+    suit_min: _builtins.int
+    """Fewest Train cards of one colour in a suit (000:125-126)."""
+    mix_size: _builtins.int
+    """Cards (of as many different colours) in a mix (000:128, 000:157-158)."""
+    tickets_drawn: _builtins.int
+    """Tickets drawn in a draw-tickets turn (000:178-179)."""
+    tickets_keep_min: _builtins.int
+    """Fewest of the drawn tickets a seat must keep (000:180-181)."""
+    second_deck_min_seats: _builtins.int
+    """With at least this many seats a second deck is played after the first runs out
+    (000:196-214).
+    """
+    second_deck_deal: _builtins.int
+    """Train cards dealt to each seat from the second deck (000:206)."""
+    owners_see_stack: _builtins.bool
+    """Whether a seat may look at its own On-the-Track stack (000:124-129); when false the
+    stack is hidden from its owner too (000:119-122).
+    """
+    stall_rounds: _builtins.int
+    """Rounds of turns without progress (every turn drew tickets and kept none, or passed)
+    after which the current deck is scored (PlayStalled): an engine guard, not a rule of the
+    box.
+    """
+    @_builtins.property
+    def deck(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardCount]:
+        """The Train cards: one entry per card kind, every kind listed (zeros included), the
+        Locomotives last (96 cards: 10 of each colour and 16 Locomotives, 000:8-10).
+        """
+
+    @_builtins.property
+    def tie_breaks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Ties on points are broken by these, in order: "tickets_completed", "bonus_cards"
+        (000:224-228).
+        """
+
+    def __init__(
+        self,
+        *,
+        min_seats: _builtins.int = ...,
+        max_seats: _builtins.int = ...,
+        deck: _abc.Iterable[_cards_pb2.CardCount] | None = ...,
+        starting_locomotives: _builtins.int = ...,
+        hand_size: _builtins.int = ...,
+        face_up_slots: _builtins.int = ...,
+        setup_tickets_dealt: _builtins.int = ...,
+        setup_tickets_keep_min: _builtins.int = ...,
+        cards_drawn: _builtins.int = ...,
+        suit_min: _builtins.int = ...,
+        mix_size: _builtins.int = ...,
+        tickets_drawn: _builtins.int = ...,
+        tickets_keep_min: _builtins.int = ...,
+        second_deck_min_seats: _builtins.int = ...,
+        second_deck_deal: _builtins.int = ...,
+        owners_see_stack: _builtins.bool = ...,
+        tie_breaks: _abc.Iterable[_builtins.str] | None = ...,
+        stall_rounds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards_drawn", b"cards_drawn", "deck", b"deck", "face_up_slots", b"face_up_slots", "hand_size", b"hand_size", "max_seats", b"max_seats", "min_seats", b"min_seats", "mix_size", b"mix_size", "owners_see_stack", b"owners_see_stack", "second_deck_deal", b"second_deck_deal", "second_deck_min_seats", b"second_deck_min_seats", "setup_tickets_dealt", b"setup_tickets_dealt", "setup_tickets_keep_min", b"setup_tickets_keep_min", "stall_rounds", b"stall_rounds", "starting_locomotives", b"starting_locomotives", "suit_min", b"suit_min", "tickets_drawn", b"tickets_drawn", "tickets_keep_min", b"tickets_keep_min", "tie_breaks", b"tie_breaks"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardRuleParameters: _TypeAlias = CardRuleParameters  # noqa: Y015

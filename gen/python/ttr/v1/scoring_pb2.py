@@ -25,19 +25,21 @@ _sym_db = _symbol_database.Default()
 from ttr.v1 import view_pb2 as ttr_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14ttr/v1/scoring.proto\x12\x06ttr.v1\x1a\x11ttr/v1/view.proto\"d\n\x07Outcome\x12\x10\n\x08\x63omplete\x18\x01 \x01(\x08\x12%\n\nend_reason\x18\x02 \x01(\x0e\x32\x11.ttr.v1.EndReason\x12 \n\x05seats\x18\x03 \x03(\x0b\x32\x11.ttr.v1.SeatScore\"8\n\x05\x42onus\x12\x1f\n\x04kind\x18\x01 \x01(\x0e\x32\x11.ttr.v1.BonusKind\x12\x0e\n\x06points\x18\x02 \x01(\r\"\xfc\x01\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x14\n\x0croute_points\x18\x02 \x01(\r\x12\x19\n\x11tickets_completed\x18\x03 \x03(\r\x12\x16\n\x0etickets_failed\x18\x04 \x03(\r\x12\x15\n\rticket_points\x18\x05 \x01(\x11\x12\x14\n\x0clongest_path\x18\x06 \x01(\r\x12\x1e\n\x07\x62onuses\x18\x07 \x03(\x0b\x32\r.ttr.v1.Bonus\x12\r\n\x05total\x18\x08 \x01(\x11\x12\x0c\n\x04rank\x18\t \x01(\r\x12\x13\n\x0b\x61ttractions\x18\n \x03(\r\x12\x19\n\x11\x61ttraction_points\x18\x0b \x01(\r*a\n\tBonusKind\x12\x1a\n\x16\x42ONUS_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42ONUS_KIND_LONGEST_PATH\x10\x01\x12\x1b\n\x17\x42ONUS_KIND_GLOBETROTTER\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14ttr/v1/scoring.proto\x12\x06ttr.v1\x1a\x11ttr/v1/view.proto\"d\n\x07Outcome\x12\x10\n\x08\x63omplete\x18\x01 \x01(\x08\x12%\n\nend_reason\x18\x02 \x01(\x0e\x32\x11.ttr.v1.EndReason\x12 \n\x05seats\x18\x03 \x03(\x0b\x32\x11.ttr.v1.SeatScore\"8\n\x05\x42onus\x12\x1f\n\x04kind\x18\x01 \x01(\x0e\x32\x11.ttr.v1.BonusKind\x12\x0e\n\x06points\x18\x02 \x01(\r\"\xa6\x02\n\tSeatScore\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x14\n\x0croute_points\x18\x02 \x01(\r\x12\x19\n\x11tickets_completed\x18\x03 \x03(\r\x12\x16\n\x0etickets_failed\x18\x04 \x03(\r\x12\x15\n\rticket_points\x18\x05 \x01(\x11\x12\x14\n\x0clongest_path\x18\x06 \x01(\r\x12\x1e\n\x07\x62onuses\x18\x07 \x03(\x0b\x32\r.ttr.v1.Bonus\x12\r\n\x05total\x18\x08 \x01(\x11\x12\x0c\n\x04rank\x18\t \x01(\r\x12\x13\n\x0b\x61ttractions\x18\n \x03(\r\x12\x19\n\x11\x61ttraction_points\x18\x0b \x01(\r\x12(\n\tcard_game\x18\x0c \x01(\x0b\x32\x15.ttr.v1.CardGameScore\"m\n\rCardGameScore\x12\x18\n\x10\x63ompleted_points\x18\x01 \x01(\r\x12\x15\n\rfailed_points\x18\x02 \x01(\r\x12\x12\n\nbig_cities\x18\x03 \x03(\r\x12\x17\n\x0f\x62ig_city_points\x18\x04 \x01(\r*a\n\tBonusKind\x12\x1a\n\x16\x42ONUS_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17\x42ONUS_KIND_LONGEST_PATH\x10\x01\x12\x1b\n\x17\x42ONUS_KIND_GLOBETROTTER\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ttr.v1.scoring_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BONUSKIND']._serialized_start=466
-  _globals['_BONUSKIND']._serialized_end=563
+  _globals['_BONUSKIND']._serialized_start=619
+  _globals['_BONUSKIND']._serialized_end=716
   _globals['_OUTCOME']._serialized_start=51
   _globals['_OUTCOME']._serialized_end=151
   _globals['_BONUS']._serialized_start=153
   _globals['_BONUS']._serialized_end=209
   _globals['_SEATSCORE']._serialized_start=212
-  _globals['_SEATSCORE']._serialized_end=464
+  _globals['_SEATSCORE']._serialized_end=506
+  _globals['_CARDGAMESCORE']._serialized_start=508
+  _globals['_CARDGAMESCORE']._serialized_end=617
 # @@protoc_insertion_point(module_scope)

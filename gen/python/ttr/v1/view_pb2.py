@@ -26,19 +26,25 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from ttr.v1 import cards_pb2 as ttr_dot_v1_dot_cards__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11ttr/v1/view.proto\x12\x06ttr.v1\x1a\x19google/protobuf/any.proto\x1a\x12ttr/v1/cards.proto\"\xf8\x03\n\x08SeatView\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x11\n\tnum_seats\x18\x02 \x01(\r\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x13\n\x06to_act\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x05phase\x18\x05 \x01(\x0e\x32\r.ttr.v1.Phase\x12\x0c\n\x04turn\x18\x06 \x01(\r\x12#\n\x07\x66\x61\x63\x65_up\x18\x07 \x03(\x0e\x32\x12.ttr.v1.CardColour\x12\x11\n\tdeck_size\x18\x08 \x01(\r\x12#\n\x08\x64iscards\x18\t \x03(\x0b\x32\x11.ttr.v1.CardCount\x12\x18\n\x10ticket_deck_size\x18\n \x01(\r\x12\"\n\x15last_round_turns_left\x18\x0b \x01(\rH\x01\x88\x01\x01\x12%\n\nend_reason\x18\x0c \x01(\x0e\x32\x11.ttr.v1.EndReason\x12%\n\x07players\x18\r \x03(\x0b\x32\x14.ttr.v1.PlayerPublic\x12\x1f\n\x04hand\x18\x0e \x03(\x0b\x32\x11.ttr.v1.CardCount\x12\x0f\n\x07tickets\x18\x0f \x03(\r\x12\x0f\n\x07offered\x18\x10 \x03(\r\x12(\n\nextensions\x18\x11 \x03(\x0b\x32\x14.google.protobuf.AnyB\t\n\x07_to_actB\x18\n\x16_last_round_turns_left\"\x99\x01\n\x0cPlayerPublic\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\thand_size\x18\x02 \x01(\r\x12\x14\n\x0cticket_count\x18\x03 \x01(\r\x12\x1c\n\x14pending_ticket_count\x18\x04 \x01(\r\x12\x0e\n\x06trains\x18\x05 \x01(\r\x12\x14\n\x0croute_points\x18\x06 \x01(\r\x12\x0e\n\x06routes\x18\x07 \x03(\r*\x86\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x17\n\x13PHASE_SETUP_TICKETS\x10\x01\x12\x0e\n\nPHASE_TURN\x10\x02\x12\x15\n\x11PHASE_SECOND_CARD\x10\x03\x12\x16\n\x12PHASE_KEEP_TICKETS\x10\x04\x12\x0e\n\nPHASE_OVER\x10\x05*]\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45ND_REASON_LAST_ROUND\x10\x01\x12\x19\n\x15\x45ND_REASON_ALL_PASSED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11ttr/v1/view.proto\x12\x06ttr.v1\x1a\x19google/protobuf/any.proto\x1a\x12ttr/v1/cards.proto\"\xa1\x04\n\x08SeatView\x12\x0f\n\x07variant\x18\x01 \x01(\t\x12\x11\n\tnum_seats\x18\x02 \x01(\r\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x13\n\x06to_act\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x1c\n\x05phase\x18\x05 \x01(\x0e\x32\r.ttr.v1.Phase\x12\x0c\n\x04turn\x18\x06 \x01(\r\x12#\n\x07\x66\x61\x63\x65_up\x18\x07 \x03(\x0e\x32\x12.ttr.v1.CardColour\x12\x11\n\tdeck_size\x18\x08 \x01(\r\x12#\n\x08\x64iscards\x18\t \x03(\x0b\x32\x11.ttr.v1.CardCount\x12\x18\n\x10ticket_deck_size\x18\n \x01(\r\x12\"\n\x15last_round_turns_left\x18\x0b \x01(\rH\x01\x88\x01\x01\x12%\n\nend_reason\x18\x0c \x01(\x0e\x32\x11.ttr.v1.EndReason\x12%\n\x07players\x18\r \x03(\x0b\x32\x14.ttr.v1.PlayerPublic\x12\x1f\n\x04hand\x18\x0e \x03(\x0b\x32\x11.ttr.v1.CardCount\x12\x0f\n\x07tickets\x18\x0f \x03(\r\x12\x0f\n\x07offered\x18\x10 \x03(\r\x12(\n\nextensions\x18\x11 \x03(\x0b\x32\x14.google.protobuf.Any\x12\'\n\tcard_game\x18\x12 \x01(\x0b\x32\x14.ttr.v1.CardGameViewB\t\n\x07_to_actB\x18\n\x16_last_round_turns_left\"\x99\x01\n\x0cPlayerPublic\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\thand_size\x18\x02 \x01(\r\x12\x14\n\x0cticket_count\x18\x03 \x01(\r\x12\x1c\n\x14pending_ticket_count\x18\x04 \x01(\r\x12\x0e\n\x06trains\x18\x05 \x01(\r\x12\x14\n\x0croute_points\x18\x06 \x01(\r\x12\x0e\n\x06routes\x18\x07 \x03(\r\"o\n\x0c\x43\x61rdGameView\x12\x13\n\x0b\x64\x65\x63k_number\x18\x01 \x01(\r\x12\'\n\x07players\x18\x02 \x03(\x0b\x32\x16.ttr.v1.CardGamePlayer\x12!\n\x05stack\x18\x03 \x01(\x0b\x32\x12.ttr.v1.CardCounts\"\x8e\x01\n\x0e\x43\x61rdGamePlayer\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12%\n\x08railyard\x18\x02 \x03(\x0b\x32\x13.ttr.v1.RailyardRow\x12\x12\n\nstack_size\x18\x03 \x01(\r\x12\x19\n\x11\x63ompleted_tickets\x18\x04 \x03(\r\x12\x18\n\x10\x63ompleted_points\x18\x05 \x01(\r\"U\n\x0bRailyardRow\x12\"\n\x06\x63olour\x18\x01 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63\x61rds\x18\x02 \x01(\r\x12\x13\n\x0blocomotives\x18\x03 \x01(\r*\x86\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x17\n\x13PHASE_SETUP_TICKETS\x10\x01\x12\x0e\n\nPHASE_TURN\x10\x02\x12\x15\n\x11PHASE_SECOND_CARD\x10\x03\x12\x16\n\x12PHASE_KEEP_TICKETS\x10\x04\x12\x0e\n\nPHASE_OVER\x10\x05*\x8e\x01\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15\x45ND_REASON_LAST_ROUND\x10\x01\x12\x19\n\x15\x45ND_REASON_ALL_PASSED\x10\x02\x12\x17\n\x13\x45ND_REASON_DECK_OUT\x10\x03\x12\x16\n\x12\x45ND_REASON_STALLED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ttr.v1.view_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PHASE']._serialized_start=740
-  _globals['_PHASE']._serialized_end=874
-  _globals['_ENDREASON']._serialized_start=876
-  _globals['_ENDREASON']._serialized_end=969
+  _globals['_PHASE']._serialized_start=1126
+  _globals['_PHASE']._serialized_end=1260
+  _globals['_ENDREASON']._serialized_start=1263
+  _globals['_ENDREASON']._serialized_end=1405
   _globals['_SEATVIEW']._serialized_start=77
-  _globals['_SEATVIEW']._serialized_end=581
-  _globals['_PLAYERPUBLIC']._serialized_start=584
-  _globals['_PLAYERPUBLIC']._serialized_end=737
+  _globals['_SEATVIEW']._serialized_end=622
+  _globals['_PLAYERPUBLIC']._serialized_start=625
+  _globals['_PLAYERPUBLIC']._serialized_end=778
+  _globals['_CARDGAMEVIEW']._serialized_start=780
+  _globals['_CARDGAMEVIEW']._serialized_end=891
+  _globals['_CARDGAMEPLAYER']._serialized_start=894
+  _globals['_CARDGAMEPLAYER']._serialized_end=1036
+  _globals['_RAILYARDROW']._serialized_start=1038
+  _globals['_RAILYARDROW']._serialized_end=1123
 # @@protoc_insertion_point(module_scope)

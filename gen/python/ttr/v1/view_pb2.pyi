@@ -4,6 +4,9 @@ isort:skip_file
 What one seat may know about a running game: its full current view, sent with every
 ActRequest. It is built by allow-list: the part about other seats has no field that could
 hold their cards or tickets.
+
+Both rules families send a SeatView. Ticket to Ride: The Card Game fills the fields whose
+meaning is the same in both (see each field) and adds its own facts in `card_game`.
 """
 
 from collections import abc as _abc
@@ -33,9 +36,13 @@ class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType
     PHASE_UNSPECIFIED: _Phase.ValueType  # 0
     """Not a phase (never sent)."""
     PHASE_SETUP_TICKETS: _Phase.ValueType  # 1
-    """Setup: each seat, in seat order, keeps some of the tickets dealt to it (003:15-17)."""
+    """Setup: each seat, in seat order, keeps some of the tickets dealt to it (003:15-17;
+    card game 000:49-57).
+    """
     PHASE_TURN: _Phase.ValueType  # 2
-    """The first decision of a turn: draw cards, claim a route or draw tickets (003:41)."""
+    """The first decision of a turn: draw cards, claim a route or draw tickets (003:41); in the
+    card game: draw cards, place cards in the Railyard or draw tickets (000:135-143).
+    """
     PHASE_SECOND_CARD: _Phase.ValueType  # 3
     """The second train card of a draw (003:49)."""
     PHASE_KEEP_TICKETS: _Phase.ValueType  # 4
@@ -44,14 +51,18 @@ class _PhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Phase.ValueType
     """The game is over."""
 
 class Phase(_Phase, metaclass=_PhaseEnumTypeWrapper):
-    """Which decision the seat to act faces."""
+    """Which decision the seat to act faces (the same four decisions in both families)."""
 
 PHASE_UNSPECIFIED: Phase.ValueType  # 0
 """Not a phase (never sent)."""
 PHASE_SETUP_TICKETS: Phase.ValueType  # 1
-"""Setup: each seat, in seat order, keeps some of the tickets dealt to it (003:15-17)."""
+"""Setup: each seat, in seat order, keeps some of the tickets dealt to it (003:15-17;
+card game 000:49-57).
+"""
 PHASE_TURN: Phase.ValueType  # 2
-"""The first decision of a turn: draw cards, claim a route or draw tickets (003:41)."""
+"""The first decision of a turn: draw cards, claim a route or draw tickets (003:41); in the
+card game: draw cards, place cards in the Railyard or draw tickets (000:135-143).
+"""
 PHASE_SECOND_CARD: Phase.ValueType  # 3
 """The second train card of a draw (003:49)."""
 PHASE_KEEP_TICKETS: Phase.ValueType  # 4
@@ -72,6 +83,14 @@ class _EndReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EndReason.V
     """The final round, triggered by a seat running low on trains, was played out (003:101)."""
     END_REASON_ALL_PASSED: _EndReason.ValueType  # 2
     """Every seat passed in a row, so nobody could ever act again."""
+    END_REASON_DECK_OUT: _EndReason.ValueType  # 3
+    """Card game: the Train deck ran out and the final round was played out (000:191-193; in a
+    four-player game, the second deck, 000:196-214).
+    """
+    END_REASON_STALLED: _EndReason.ValueType  # 4
+    """Card game: play made no progress for CardRuleParameters.stall_rounds rounds (see
+    PlayStalled) and the deck was scored then.
+    """
 
 class EndReason(_EndReason, metaclass=_EndReasonEnumTypeWrapper):
     """Why a game ended."""
@@ -82,6 +101,14 @@ END_REASON_LAST_ROUND: EndReason.ValueType  # 1
 """The final round, triggered by a seat running low on trains, was played out (003:101)."""
 END_REASON_ALL_PASSED: EndReason.ValueType  # 2
 """Every seat passed in a row, so nobody could ever act again."""
+END_REASON_DECK_OUT: EndReason.ValueType  # 3
+"""Card game: the Train deck ran out and the final round was played out (000:191-193; in a
+four-player game, the second deck, 000:196-214).
+"""
+END_REASON_STALLED: EndReason.ValueType  # 4
+"""Card game: play made no progress for CardRuleParameters.stall_rounds rounds (see
+PlayStalled) and the deck was scored then.
+"""
 Global___EndReason: _TypeAlias = EndReason  # noqa: Y015
 
 @_typing.final
@@ -107,6 +134,7 @@ class SeatView(_message.Message):
     TICKETS_FIELD_NUMBER: _builtins.int
     OFFERED_FIELD_NUMBER: _builtins.int
     EXTENSIONS_FIELD_NUMBER: _builtins.int
+    CARD_GAME_FIELD_NUMBER: _builtins.int
     variant: _builtins.str
     """Ruleset as "name@version", e.g. "usa@1"."""
     num_seats: _builtins.int
@@ -124,7 +152,9 @@ class SeatView(_message.Message):
     ticket_deck_size: _builtins.int
     """Tickets left in the ticket deck."""
     last_round_turns_left: _builtins.int
-    """Turns left in the final round; absent before the final round starts."""
+    """Turns left in the final round (card game: of the current deck); absent before the final
+    round starts.
+    """
     end_reason: Global___EndReason.ValueType
     """Why the game ended; END_REASON_UNSPECIFIED while it runs."""
     @_builtins.property
@@ -141,7 +171,9 @@ class SeatView(_message.Message):
 
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerPublic]:
-        """What everyone knows about each seat, in seat order (players[i].seat == i)."""
+        """What everyone knows about each seat, in seat order (players[i].seat == i). The card game
+        adds its own part of each seat in card_game.players.
+        """
 
     @_builtins.property
     def hand(self) -> _containers.RepeatedCompositeFieldContainer[_cards_pb2.CardCount]:
@@ -149,17 +181,25 @@ class SeatView(_message.Message):
 
     @_builtins.property
     def tickets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """This seat's kept tickets (indices into GameMap.tickets)."""
+        """This seat's kept tickets (indices into GameMap.tickets); in the card game its tickets in
+        hand, kept and not yet completed (indices into CardGameSetup.tickets).
+        """
 
     @_builtins.property
     def offered(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Tickets dealt or drawn to this seat and not yet decided (indices into GameMap.tickets)."""
+        """Tickets dealt or drawn to this seat and not yet decided (indices into GameMap.tickets; in
+        the card game into CardGameSetup.tickets).
+        """
 
     @_builtins.property
     def extensions(self) -> _containers.RepeatedCompositeFieldContainer[_any_pb2.Any]:
         """Variant-specific facts this version of the contract does not model (one message type
         per variant and kind of fact); empty for every variant so far. Ignore unknown types.
         """
+
+    @_builtins.property
+    def card_game(self) -> Global___CardGameView:
+        """Ticket to Ride: The Card Game's own facts; present exactly in a card game."""
 
     def __init__(
         self,
@@ -181,10 +221,11 @@ class SeatView(_message.Message):
         tickets: _abc.Iterable[_builtins.int] | None = ...,
         offered: _abc.Iterable[_builtins.int] | None = ...,
         extensions: _abc.Iterable[_any_pb2.Any] | None = ...,
+        card_game: Global___CardGameView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_last_round_turns_left", b"_last_round_turns_left", "_to_act", b"_to_act", "last_round_turns_left", b"last_round_turns_left", "to_act", b"to_act"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_last_round_turns_left", b"_last_round_turns_left", "_to_act", b"_to_act", "card_game", b"card_game", "last_round_turns_left", b"last_round_turns_left", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_last_round_turns_left", b"_last_round_turns_left", "_to_act", b"_to_act", "deck_size", b"deck_size", "discards", b"discards", "end_reason", b"end_reason", "extensions", b"extensions", "face_up", b"face_up", "hand", b"hand", "last_round_turns_left", b"last_round_turns_left", "num_seats", b"num_seats", "offered", b"offered", "phase", b"phase", "players", b"players", "seat", b"seat", "ticket_deck_size", b"ticket_deck_size", "tickets", b"tickets", "to_act", b"to_act", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_last_round_turns_left", b"_last_round_turns_left", "_to_act", b"_to_act", "card_game", b"card_game", "deck_size", b"deck_size", "discards", b"discards", "end_reason", b"end_reason", "extensions", b"extensions", "face_up", b"face_up", "hand", b"hand", "last_round_turns_left", b"last_round_turns_left", "num_seats", b"num_seats", "offered", b"offered", "phase", b"phase", "players", b"players", "seat", b"seat", "ticket_deck_size", b"ticket_deck_size", "tickets", b"tickets", "to_act", b"to_act", "turn", b"turn", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__last_round_turns_left: _TypeAlias = _typing.Literal["last_round_turns_left"]  # noqa: Y015
     _WhichOneofArgType__last_round_turns_left: _TypeAlias = _typing.Literal["_last_round_turns_left", b"_last_round_turns_left"]  # noqa: Y015
@@ -199,7 +240,9 @@ Global___SeatView: _TypeAlias = SeatView  # noqa: Y015
 
 @_typing.final
 class PlayerPublic(_message.Message):
-    """What everyone knows about one seat: counts, never cards or tickets."""
+    """What everyone knows about one seat: counts, never cards or tickets. In the card game,
+    trains, route_points and routes are always zero or empty (it has no board).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -215,7 +258,9 @@ class PlayerPublic(_message.Message):
     hand_size: _builtins.int
     """Train cards in hand (never which)."""
     ticket_count: _builtins.int
-    """Tickets kept (the tickets are secret, their number is not, 003:91)."""
+    """Tickets kept (the tickets are secret, their number is not, 003:91); in the card game,
+    tickets in hand (kept and not yet completed).
+    """
     pending_ticket_count: _builtins.int
     """Tickets drawn or dealt and not yet decided."""
     trains: _builtins.int
@@ -244,3 +289,122 @@ class PlayerPublic(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PlayerPublic: _TypeAlias = PlayerPublic  # noqa: Y015
+
+@_typing.final
+class CardGameView(_message.Message):
+    """The card game's part of a SeatView: what the board games' fields do not hold. Built by
+    allow-list like the rest: the part about other seats holds public facts only (Railyards are
+    face up, 000:120-123; stacks and hands are counted, never shown).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECK_NUMBER_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    deck_number: _builtins.int
+    """Which Train deck is in play: 1, or 2 during a four-player game's second deck
+    (000:196-214).
+    """
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardGamePlayer]:
+        """The card-game part of each seat, in seat order (players[i].seat == i)."""
+
+    @_builtins.property
+    def stack(self) -> _cards_pb2.CardCounts:
+        """This seat's own On-the-Track stack, one entry per card kind in CardColour order, zeros
+        included. Present only where the rules let owners look at their stack
+        (CardRuleParameters.owners_see_stack, 000:124-129); absent otherwise, for the stack is
+        hidden from its owner too (000:119-122).
+        """
+
+    def __init__(
+        self,
+        *,
+        deck_number: _builtins.int = ...,
+        players: _abc.Iterable[Global___CardGamePlayer] | None = ...,
+        stack: _cards_pb2.CardCounts | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["stack", b"stack"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deck_number", b"deck_number", "players", b"players", "stack", b"stack"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardGameView: _TypeAlias = CardGameView  # noqa: Y015
+
+@_typing.final
+class CardGamePlayer(_message.Message):
+    """What everyone knows about one seat in the card game, beyond PlayerPublic."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    RAILYARD_FIELD_NUMBER: _builtins.int
+    STACK_SIZE_FIELD_NUMBER: _builtins.int
+    COMPLETED_TICKETS_FIELD_NUMBER: _builtins.int
+    COMPLETED_POINTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat (0-based)."""
+    stack_size: _builtins.int
+    """Cards in the seat's On-the-Track stack (never which)."""
+    completed_points: _builtins.int
+    """Points of those tickets."""
+    @_builtins.property
+    def railyard(self) -> _containers.RepeatedCompositeFieldContainer[Global___RailyardRow]:
+        """The seat's Railyard: one entry per row that holds a card, in CardColour order of the
+        rows' colours; an empty row is not listed.
+        """
+
+    @_builtins.property
+    def completed_tickets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Tickets completed at the scorings so far (indices into CardGameSetup.tickets, ascending);
+        public since they were checked (000:185-191).
+        """
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        railyard: _abc.Iterable[Global___RailyardRow] | None = ...,
+        stack_size: _builtins.int = ...,
+        completed_tickets: _abc.Iterable[_builtins.int] | None = ...,
+        completed_points: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed_points", b"completed_points", "completed_tickets", b"completed_tickets", "railyard", b"railyard", "seat", b"seat", "stack_size", b"stack_size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardGamePlayer: _TypeAlias = CardGamePlayer  # noqa: Y015
+
+@_typing.final
+class RailyardRow(_message.Message):
+    """One row of a Railyard: Train cards of one colour with any Locomotives on top (000:130-141)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COLOUR_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    LOCOMOTIVES_FIELD_NUMBER: _builtins.int
+    colour: _cards_pb2.CardColour.ValueType
+    """The row's colour (one of the eight colours)."""
+    cards: _builtins.int
+    """Train cards of that colour in the row."""
+    locomotives: _builtins.int
+    """Locomotives on top of the row."""
+    def __init__(
+        self,
+        *,
+        colour: _cards_pb2.CardColour.ValueType = ...,
+        cards: _builtins.int = ...,
+        locomotives: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "colour", b"colour", "locomotives", b"locomotives"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RailyardRow: _TypeAlias = RailyardRow  # noqa: Y015
