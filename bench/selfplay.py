@@ -2,11 +2,12 @@
 
     python bench/selfplay.py [--variant NAME ...] [--games N] [--repeat R] [--profile]
 
-Prints, for every variant (default: all packaged ones), the best of R runs (the least
+Prints, for every variant of either rules family (default: all packaged ones, ``cardgame``
+included), the best of R runs (the least
 disturbed by the rest of the machine). The targets are the usa ones (10x the fastest
 open-source Python engine we know: 300 two-player and 160 four-player games/s); the other
-variants are reported beside them. ``--profile`` prints the top of a cProfile of one 4-player
-run of the first variant instead.
+variants and the card game are reported beside them. ``--profile`` prints the top of a
+cProfile of one 4-player run of the first variant instead.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import cProfile
 import platform
 import pstats
 
-from referee.rules import available_variants, load_ruleset
+from referee.family import load as load_ruleset
+from referee.family import variants as available_variants
 from referee.selfplay import run_selfplay
 
 #: (variant, players) -> target games/s on one core

@@ -40,6 +40,7 @@ import grpc
 from leaderboard.runner import Events, run
 from leaderboard.store import Store
 from referee import wire as referee_wire
+from referee.family import BOARD
 from referee.match import act_request, action_from_json
 from referee.rules import apply as apply_action
 from referee.rules import legal_actions, load_ruleset, new_game
@@ -84,7 +85,7 @@ def _replay(record: dict[str, Any]) -> tuple[float, list[bare_wire.Call]]:
         t0 = time.perf_counter()
         legal = legal_actions(state)
         engine_s += time.perf_counter() - t0
-        action = action_from_json(entry["action"])
+        action = action_from_json(entry["action"], BOARD)
         seat = state.seat
         request_id = f"{game_id}/{n}/0"
         request = act_request(state, legal, pending[seat], game_id, request_id, clock)

@@ -60,9 +60,9 @@ from leaderboard.store import (
     TournamentSpec,
 )
 from referee import sandbox as sandbox_mod
+from referee.family import AnyRuleset, family_of, load
 from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
 from referee.match import Clock, Match, MatchResult, SeatBot
-from referee.rules import Ruleset, load_ruleset
 from referee.sandbox import SandboxConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +121,7 @@ class Entrant:
 class Settings:
     """Everything a worker needs; picklable (workers are spawned, not forked)."""
 
-    variant: str  #: a ruleset name for load_ruleset
+    variant: str  #: a variant name for referee.family.load
     players: int
     move_ms: int
     bank_ms: int
@@ -301,16 +301,19 @@ def _game_logs(settings: Settings, game_id: str, seats: Sequence[SeatBot]) -> li
     ]
 
 
-def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResult, ...]:
+def _seat_results(
+    result: MatchResult, bot_ids: Sequence[int], ruleset: AnyRuleset
+) -> tuple[SeatResult, ...]:
     faults = result.fault_counts()
+    ticket_counts = family_of(ruleset).ticket_counts
     return tuple(
         SeatResult(
             seat=s.seat,
             bot_id=bot_ids[s.seat],
             score=s.total,
             rank=s.rank,
-            tickets_completed=len(s.tickets_completed),
-            tickets_failed=len(s.tickets_failed),
+            tickets_completed=ticket_counts(s)[0],
+            tickets_failed=ticket_counts(s)[1],
             faults=faults[s.seat],
             defaults=result.defaults[s.seat],
         )
@@ -318,7 +321,7 @@ def _seat_results(result: MatchResult, bot_ids: Sequence[int]) -> tuple[SeatResu
     )
 
 
-def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> GameResult:
+def _play(task: _Play, settings: Settings, ruleset: AnyRuleset, pool: _BotPool) -> GameResult:
     seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
     for e, log in zip(task.seats, _game_logs(settings, task.game.game_id, seats), strict=True):
         pool.log_to(e.path, 0, log)
@@ -350,14 +353,16 @@ def _play(task: _Play, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> 
         record_path=None if record is None else str(record),
         started_at=started,
         finished_at=time.time(),
-        seats=_seat_results(result, [e.bot_id for e in task.seats]),
+        seats=_seat_results(result, [e.bot_id for e in task.seats], ruleset),
         faults=tuple(
             FaultRow(f.seat, f.decision, f.turn, f.kind, f.rule, f.message) for f in result.faults
         ),
     )
 
 
-def _validate(task: _Validate, settings: Settings, ruleset: Ruleset, pool: _BotPool) -> Validation:
+def _validate(
+    task: _Validate, settings: Settings, ruleset: AnyRuleset, pool: _BotPool
+) -> Validation:
     """One game: the entrant in a seat drawn at random, copies of the validation bot in the
     others. Passing means no fault of any kind in the entrant's seat. Id, seat, seed and clock
     are drawn as for a scheduled game, so that a bot cannot behave only when it is watched."""
@@ -453,7 +458,7 @@ def _worker_main(
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _parent_watch.watch(parent_pid)
-    ruleset = load_ruleset(settings.variant)
+    ruleset = load(settings.variant)
     pool = _BotPool(settings.startup_s, settings.sandbox)
     answers.put(("ready", number, None))
     try:
@@ -771,9 +776,9 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
     return tournament, entrants
 
 
-def _ruleset(variant: str) -> Ruleset:
+def _ruleset(variant: str) -> AnyRuleset:
     try:
-        return load_ruleset(variant)
+        return load(variant)
     except ValueError as e:
         raise TournamentError(str(e)) from None
 

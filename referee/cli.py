@@ -9,11 +9,10 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from referee.rules import RulesetError, available_variants, load_ruleset
-from referee.rules.ruleset import Ruleset
-from referee.rules.scoring import Outcome, SeatScore
+from referee.family import AnyRuleset, family_of, load, variants
+from referee.rules import RulesetError
 
 if TYPE_CHECKING:
     from referee.sandbox import SandboxConfig
@@ -45,20 +44,17 @@ def _positive(text: str) -> int:
     return value
 
 
-def _load(variant: str) -> Ruleset:
+def _load(variant: str) -> AnyRuleset:
     try:
-        return load_ruleset(variant)
+        return load(variant)
     except RulesetError as e:
         raise UserError(str(e)) from None
 
 
-#: Short column headers of the bonus cards a ruleset may use (``ruleset.BONUS_KINDS``).
-_BONUS_COLUMNS = {"longest_path": "+longest", "globetrotter": "+globe"}
-
-
-def format_outcome(ruleset: Ruleset, result: Outcome, names: list[str] | None = None) -> str:
-    """A plain-text score table with every scoring component the ruleset uses, so a bot
-    author can see why a score is what it is: the columns add up to the total."""
+def format_outcome(ruleset: AnyRuleset, result: Any, names: list[str] | None = None) -> str:
+    """A plain-text score table with every scoring component the ruleset uses (its family's
+    columns), so a bot author can see why a score is what it is: the columns add up to the
+    total."""
     columns: list[tuple[str, int, list[str]]] = []  # header, width, cells (sorted seat order)
     seats = sorted(result.seats, key=lambda s: (s.rank, s.seat))
 
@@ -69,20 +65,8 @@ def format_outcome(ruleset: Ruleset, result: Outcome, names: list[str] | None = 
     column("rank", [str(s.rank) for s in seats])
     column("seat", [names[s.seat] if names else f"seat {s.seat}" for s in seats], left=True)
     column("total", [str(s.total) for s in seats])
-    column("routes", [str(s.route_points) for s in seats])
-    column("tickets", [str(s.ticket_points) for s in seats])
-    column(
-        "done/all",
-        [
-            f"{len(s.tickets_completed)}/{len(s.tickets_completed) + len(s.tickets_failed)}"
-            for s in seats
-        ],
-    )
-    for bonus in ruleset.bonuses:
-        column(_BONUS_COLUMNS[bonus.kind], [str(s.bonus_points(bonus.kind)) for s in seats])
-    if ruleset.attraction_points:
-        column("+attract", [str(s.attraction_points) for s in seats])
-    column("path", [str(s.longest_path) for s in seats])
+    for header, cell in family_of(ruleset).columns(ruleset):
+        column(header, [cell(s) for s in seats])
 
     def row(cells: list[str]) -> str:
         return "  ".join(
@@ -96,18 +80,9 @@ def format_outcome(ruleset: Ruleset, result: Outcome, names: list[str] | None = 
     return "\n".join(lines)
 
 
-def outcome_breakdown(ruleset: Ruleset, score: SeatScore) -> dict[str, object]:
+def outcome_breakdown(ruleset: AnyRuleset, score: Any) -> dict[str, object]:
     """One seat's score components for ``--json`` output (what the total is made of)."""
-    return {
-        "route_points": score.route_points,
-        "ticket_points": score.ticket_points,
-        "tickets_completed": len(score.tickets_completed),
-        "tickets_failed": len(score.tickets_failed),
-        "longest_path": score.longest_path,
-        "bonuses": {b.kind: score.bonus_points(b.kind) for b in ruleset.bonuses},
-        "attractions": [ruleset.game_map.cities[c].name for c in score.attractions],
-        "attraction_points": score.attraction_points,
-    }
+    return family_of(ruleset).breakdown(ruleset, score)
 
 
 def cmd_selfplay(args: argparse.Namespace) -> int:
@@ -154,7 +129,7 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
 
 def cmd_variants(args: argparse.Namespace) -> int:
-    rulesets = [_load(name) for name in available_variants()]
+    rulesets = [_load(name) for name in variants()]
     if args.json:
         print(
             json.dumps(
@@ -239,7 +214,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 "bot": seats[s.seat].name,
                 "score": s.total,
                 "rank": s.rank,
-                "tickets_completed": len(s.tickets_completed),
+                "tickets_completed": family_of(ruleset).ticket_counts(s)[0],
                 "faults": faults[s.seat],
                 "breakdown": outcome_breakdown(ruleset, s),
             }
@@ -618,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--variant",
         default="usa",
-        help=f"ruleset to play (default usa; available: {', '.join(available_variants())})",
+        help=f"ruleset to play (default usa; available: {', '.join(variants())})",
     )
     p.add_argument("--players", type=_positive, default=4, help="seats per game (default 4)")
     p.add_argument("--games", type=_positive, default=100, help="games to play (default 100)")
@@ -641,7 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--variant",
         default="usa",
-        help=f"ruleset to play (default usa; available: {', '.join(available_variants())})",
+        help=f"ruleset to play (default usa; available: {', '.join(variants())})",
     )
     p.add_argument(
         "--seed",
@@ -713,7 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--variant",
         default=None,
-        help=f"ruleset (default usa; available: {', '.join(available_variants())})",
+        help=f"ruleset (default usa; available: {', '.join(variants())})",
     )
     p.add_argument("--players", type=_positive, default=None, help="seats per game (default 4)")
     p.add_argument(

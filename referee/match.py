@@ -58,24 +58,16 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from referee import wire
-from referee.rules import (
-    Action,
-    GameState,
-    IllegalActionError,
-    MalformedActionError,
-    Outcome,
-    Ruleset,
-    apply,
-    legal_actions,
-    new_game,
-    outcome,
-    view,
-)
-from referee.rules import actions as _actions
-from referee.rules import events as _events
-from referee.rules.events import Event, project
+from referee.family import AnyRuleset, Family, family_of
+from referee.rules.errors import IllegalActionError, MalformedActionError
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
+
+#: The game loop is generic over the rules families (referee/family.py): states, actions,
+#: events and outcomes are whatever the game's family makes of them.
+GameState = Any
+Action = Any
+Event = Any
+Outcome = Any
 
 DEFAULT_MOVE_MS = 1000
 DEFAULT_BANK_MS = 60000
@@ -176,34 +168,6 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 # ---------------------------------------------------------------------------------------------
 # JSON forms of actions, events and outcomes (the record)
 
-_ACTION_TYPES: dict[str, type[Any]] = {
-    c.__name__: c
-    for c in (
-        _actions.DrawFaceUp,
-        _actions.DrawBlind,
-        _actions.ClaimRoute,
-        _actions.DrawTickets,
-        _actions.KeepTickets,
-        _actions.Pass,
-    )
-}
-_EVENT_TYPES: dict[str, type[Any]] = {
-    c.__name__: c
-    for c in (
-        _events.FaceUpTaken,
-        _events.BlindDrawn,
-        _events.FaceUpDealt,
-        _events.FaceUpFlushed,
-        _events.DeckReshuffled,
-        _events.RouteClaimed,
-        _events.TicketsDrawn,
-        _events.TicketsKept,
-        _events.Passed,
-        _events.LastRoundStarted,
-        _events.GameEnded,
-    )
-}
-
 
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple | list):
@@ -229,9 +193,10 @@ def to_json(value: Action | Event) -> dict[str, Any]:
     return out
 
 
-def action_from_json(data: dict[str, Any]) -> Action:
-    """The inverse of :func:`to_json` for actions; ``ValueError`` for anything else."""
-    cls = _ACTION_TYPES.get(str(data.get("type")))
+def action_from_json(data: dict[str, Any], family: Family) -> Action:
+    """The inverse of :func:`to_json` for ``family``'s actions; ``ValueError`` for anything
+    else (another family's action included)."""
+    cls = family.action_types.get(str(data.get("type")))
     if cls is None:
         raise ValueError(f"unknown action type {data.get('type')!r}")
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"}
@@ -308,7 +273,7 @@ class Match:
 
     def __init__(
         self,
-        ruleset: Ruleset,
+        ruleset: AnyRuleset,
         bots: Sequence[SeatBot],
         seed: int,
         clock: Clock = Clock(),
@@ -327,6 +292,7 @@ class Match:
                 f"not {len(bots)}"
             )
         self.ruleset = ruleset
+        self.family = family_of(ruleset)
         self.bots = tuple(bots)
         self.seed = seed
         self.clock = clock
@@ -352,19 +318,20 @@ class Match:
 
     def run(self) -> MatchResult:
         started = time.time()
-        state = new_game(self.ruleset, len(self.bots), self.seed)
+        family = self.family
+        state = family.new_game(self.ruleset, len(self.bots), self.seed)
         initial_events = state.events
         seats = [_Seat(b) for b in self.bots]
         try:
             for i, s in enumerate(seats):
                 s.bank_ms = float(self.clock.bank_ms)
-                s.pending = [project(e, i) for e in initial_events]
+                s.pending = [family.project(e, i) for e in initial_events]
             self._start_games(seats)
             decision = 0
             while not state.is_over:
                 state = self._decide(state, seats, decision)
                 decision += 1
-            result = outcome(state)
+            result = family.outcome(state)
             self._end_games(state, seats, result)
         finally:
             for s in seats:
@@ -406,7 +373,6 @@ class Match:
     # StartGame / EndGame ----------------------------------------------------------------------
 
     def _start_games(self, seats: list[_Seat]) -> None:
-        game_map, rules = wire.static_bytes(self.ruleset)
         settings = bot_service_pb2.ClockSettings(
             move_limit_ms=self.clock.move_ms, bank_ms=self.clock.bank_ms
         )
@@ -421,8 +387,7 @@ class Match:
                 num_seats=len(seats),
                 clock=settings,
             )
-            request.game_map.MergeFromString(game_map)
-            request.rules.MergeFromString(rules)
+            self.family.fill_start(request, self.ruleset)
             try:
                 s.stub.StartGame(request, timeout=self.call_s)
             except grpc.RpcError as e:
@@ -432,15 +397,16 @@ class Match:
                     s.gone = True
 
     def _end_games(self, state: GameState, seats: list[_Seat], result: Outcome) -> None:
-        outcome_pb = wire.outcome_to_pb(result)
+        family = self.family
+        outcome_pb = family.outcome_to_pb(result)
         for i, s in enumerate(seats):
             if s.gone:
                 continue
             request = bot_service_pb2.EndGameRequest(
                 game_id=self.game_id,
                 outcome=outcome_pb,
-                events=wire.events_to_pb(s.pending),
-                view=wire.view_to_pb(view(state, i)),
+                events=family.events_to_pb(s.pending),
+                view=family.view_to_pb(family.view(state, i)),
             )
             s.pending = []
             try:
@@ -454,14 +420,15 @@ class Match:
     def _decide(self, state: GameState, seats: list[_Seat], decision: int) -> GameState:
         seat_no = state.seat
         seat = seats[seat_no]
-        legal = legal_actions(state)
+        family = self.family
+        legal = tuple(family.legal_actions(state))
         chosen, default_reason, elapsed_ms = self._ask(state, seat_no, seat, legal, decision)
         if chosen is None:
             chosen = safe_default(legal)
             seat.defaults += 1
-        new_state = apply(state, chosen)
+        new_state = family.apply(state, chosen)
         for i, s in enumerate(seats):
-            s.pending.extend(project(e, i) for e in new_state.events)
+            s.pending.extend(family.project(e, i) for e in new_state.events)
         self.actions.append(
             {
                 "decision": decision,
@@ -525,6 +492,7 @@ class Match:
                     bank_left_ms=int(max(0.0, seat.bank_ms - max(0.0, spent_now - move_ms))),
                 ),
                 rejection,
+                self.family,
             )
             seat.pending = []
             try:
@@ -560,7 +528,7 @@ class Match:
                     None,
                 )
             else:
-                rule, message, action = self._check(data, request_id, legal, state)
+                rule, message, action = self._check(data, request_id, legal, state, self.family)
             if action is not None:
                 return action, None, settle()
             faults += 1
@@ -575,6 +543,7 @@ class Match:
         request_id: str,
         legal: tuple[Action, ...],
         state: GameState,
+        family: Family,
     ) -> tuple[str, str, Action | None]:
         """``("", "", action)`` for an accepted answer (a serialized ``ActResponse``), else
         ``(rule, message, None)``."""
@@ -603,13 +572,13 @@ class Match:
                 )
             return "", "", legal[index]
         try:
-            action = wire.action_from_pb(reply.action)
+            action = family.action_from_pb(reply.action)
         except MalformedActionError as e:
             return e.rule, e.message, None
         if action in legal:
             return "", "", action
         try:
-            apply(state, action)
+            family.apply(state, action)
         except (IllegalActionError, MalformedActionError) as e:
             return e.rule, e.message, None
         return "action.not_legal", "the action is not one of the legal actions", None
@@ -623,17 +592,19 @@ def act_request(
     request_id: str,
     clock: bot_service_pb2.Clock,
     rejection: bot_service_pb2.Rejection | None = None,
+    family: Family | None = None,
 ) -> bot_service_pb2.ActRequest:
     """The request for the acting seat's decision: its view, ``events`` (already projected for
     it), the legal actions, the clock and the previous answer's rejection. Built only from what
-    that seat may know."""
-    return wire.act_request_pb(
-        view(state, state.seat), events, legal, game_id, request_id, clock, rejection
+    that seat may know. ``family`` defaults to the state's ruleset's."""
+    family = family or family_of(state.ruleset)
+    return family.act_request_pb(
+        family.view(state, state.seat), events, legal, game_id, request_id, clock, rejection
     )
 
 
 def play_match(
-    ruleset: Ruleset,
+    ruleset: AnyRuleset,
     bots: Sequence[SeatBot],
     seed: int,
     clock: Clock = Clock(),

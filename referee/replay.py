@@ -13,16 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.family import family_of, load
 from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
-from referee.rules import (
-    IllegalActionError,
-    MalformedActionError,
-    RulesetError,
-    apply,
-    load_ruleset,
-    new_game,
-    outcome,
-)
+from referee.rules import IllegalActionError, MalformedActionError, RulesetError
 
 
 class RecordError(Exception):
@@ -71,13 +64,14 @@ def verify(record_path: str | Path) -> Difference | None:
     data = load_record(record_path)
     ident = str(data["ruleset"])
     try:
-        ruleset = load_ruleset(ident.split("@", 1)[0])
+        ruleset = load(ident)
     except RulesetError as e:
         raise RecordError(f"{record_path}: ruleset {ident!r}: {e}") from None
     if ruleset.ident != ident:
         return Difference(None, "ruleset", ident, ruleset.ident)
+    family = family_of(ruleset)
     try:
-        state = new_game(ruleset, int(data["num_seats"]), int(data["seed"]))
+        state = family.new_game(ruleset, int(data["num_seats"]), int(data["seed"]))
     except (ValueError, TypeError) as e:
         raise RecordError(f"{record_path}: cannot set up the game: {e}") from None
     initial = [to_json(e) for e in state.events]
@@ -94,11 +88,11 @@ def verify(record_path: str | Path) -> Difference | None:
         if entry.get("seat") != state.seat:
             return Difference(number, "seat to act", entry.get("seat"), state.seat)
         try:
-            action = action_from_json(entry.get("action") or {})
+            action = action_from_json(entry.get("action") or {}, family)
         except ValueError as e:
             return Difference(number, "action", entry.get("action"), f"unreadable: {e}")
         try:
-            state = apply(state, action)
+            state = family.apply(state, action)
         except (IllegalActionError, MalformedActionError) as e:
             return Difference(number, "action", entry.get("action"), f"rejected: {e}")
         events = [to_json(e) for e in state.events]
@@ -106,7 +100,7 @@ def verify(record_path: str | Path) -> Difference | None:
             return Difference(number, "events", entry.get("events"), events)
     if not state.is_over:
         return Difference(None, "game over", True, False)
-    final = _as_recorded(data["outcome"], outcome_to_json(outcome(state)))
+    final = _as_recorded(data["outcome"], outcome_to_json(family.outcome(state)))
     if data["outcome"] != final:
         return Difference(None, "final scores", data["outcome"], final)
     return None

@@ -1,5 +1,5 @@
 """In-process games between uniformly random players: the quick check for users and map
-designers, and the engine's speed benchmark (``ttr selfplay``)."""
+designers, and the engines' speed benchmark (``ttr selfplay``), for either rules family."""
 
 from __future__ import annotations
 
@@ -8,24 +8,27 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from referee.rules import GameState, Outcome, Ruleset, apply, legal_actions, new_game, outcome
+from referee.family import AnyRuleset, family_of
 
 
 @dataclass(frozen=True, slots=True)
 class GameResult:
     seed: int
-    final: GameState
-    outcome: Outcome
+    final: Any  #: the final state (the family's own type)
+    outcome: Any  #: the family's outcome: ``seats[i].total`` and ``.rank`` in both
     decisions: int
 
 
-def play_random_game(ruleset: Ruleset, players: int, seed: int) -> GameResult:
+def play_random_game(ruleset: AnyRuleset, players: int, seed: int) -> GameResult:
     """One game where every decision is uniform over the legal actions.
 
     The players' choices come from their own RNG (derived from the seed), never from the
     game's, so the deal does not depend on how the players behave.
     """
+    family = family_of(ruleset)
+    new_game, legal_actions, apply = family.new_game, family.legal_actions, family.apply
     state = new_game(ruleset, players, seed)
     rng = random.Random(f"random-player/{seed}")
     randrange = rng.randrange
@@ -34,7 +37,7 @@ def play_random_game(ruleset: Ruleset, players: int, seed: int) -> GameResult:
         actions = legal_actions(state)
         state = apply(state, actions[randrange(len(actions))])
         decisions += 1
-    return GameResult(seed, state, outcome(state), decisions)
+    return GameResult(seed, state, family.outcome(state), decisions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +58,7 @@ class SelfplayStats:
 
 
 def run_selfplay(
-    ruleset: Ruleset,
+    ruleset: AnyRuleset,
     players: int,
     games: int,
     seed: int,

@@ -14,31 +14,24 @@ prints the report and exits non-zero on any fault.
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
-from referee import wire
-from referee.rules import (
-    Action,
-    GameState,
-    IllegalActionError,
-    MalformedActionError,
-    Ruleset,
-    apply,
-    legal_actions,
-    load_ruleset,
-    new_game,
-    outcome,
-    view,
-)
-from referee.rules.events import Event, project
-from sdk.strategies import RandomStrategy
+from referee.family import AnyRuleset, Family, family_of, load
+from referee.rules import IllegalActionError, MalformedActionError
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
+
+#: Either rules family's values (referee/family.py): the kit plays both.
+Action = Any
+GameState = Any
+Event = Any
 
 __all__ = ["ComplianceReport", "Fault", "check_bot", "main", "play_game"]
 
@@ -90,6 +83,7 @@ def _judge(
     request_id: str,
     legal: Sequence[Action],
     state: GameState,
+    family: Family,
 ) -> tuple[Action | None, str, str]:
     """The bot's action, or None with the fault kind and message."""
     if response.request_id != request_id:
@@ -102,8 +96,8 @@ def _judge(
         return legal[i], "", ""
     if answer == "action":
         try:
-            action = wire.action_from_pb(response.action)
-            apply(state, action)
+            action = family.action_from_pb(response.action)
+            family.apply(state, action)
         except MalformedActionError as e:
             return None, "malformed", str(e)
         except IllegalActionError as e:
@@ -114,7 +108,7 @@ def _judge(
 
 def play_game(
     stub: bot_service_pb2_grpc.BotServiceStub,
-    ruleset: Ruleset,
+    ruleset: AnyRuleset,
     num_seats: int,
     seed: int,
     bot_seat: int,
@@ -125,49 +119,44 @@ def play_game(
     """One game with the bot at ``bot_seat``; faults and latencies go into ``report``."""
     game_id = f"compliance-{seed}-{bot_seat}"
     limit_s = move_limit_ms / 1000
-    others = {s: RandomStrategy(seed) for s in range(num_seats) if s != bot_seat}
-    for s, strategy in others.items():
-        strategy.new_game(ruleset, s, seed)
-    fallback = RandomStrategy(seed + 1)
-    fallback.new_game(ruleset, bot_seat, seed)
+    family = family_of(ruleset)
+    # The other seats, and the bot's seat when its answer is not accepted, play uniformly at
+    # random from their own RNG (the deal does not depend on how they play).
+    choose = random.Random(f"compliance/{seed}/{bot_seat}").choice
 
     def fault(decision: int, kind: str, message: str) -> None:
         report.faults.append(Fault(game_number, decision, kind, message))
 
-    state = new_game(ruleset, num_seats, seed)
+    state = family.new_game(ruleset, num_seats, seed)
     report.games += 1
     started = True
+    start = bot_service_pb2.StartGameRequest(
+        game_id=game_id,
+        variant=ruleset.ident,
+        seat=bot_seat,
+        num_seats=num_seats,
+        clock=bot_service_pb2.ClockSettings(move_limit_ms=move_limit_ms, bank_ms=0),
+    )
+    family.fill_start(start, ruleset)
     try:
-        stub.StartGame(
-            bot_service_pb2.StartGameRequest(
-                game_id=game_id,
-                variant=ruleset.ident,
-                seat=bot_seat,
-                num_seats=num_seats,
-                game_map=wire.map_to_pb(ruleset),
-                rules=wire.rules_to_pb(ruleset),
-                clock=bot_service_pb2.ClockSettings(move_limit_ms=move_limit_ms, bank_ms=0),
-            ),
-            timeout=max(limit_s, 5.0),
-        )
+        stub.StartGame(start, timeout=max(limit_s, 5.0))
     except grpc.RpcError as e:
         fault(0, "rpc", f"StartGame failed: {e.code()}: {e.details()}")
         started = False
 
-    pending: list[Event] = [project(e, bot_seat) for e in state.events]
+    pending: list[Event] = [family.project(e, bot_seat) for e in state.events]
     decision = 0
     while not state.is_over:
-        legal = legal_actions(state)
+        legal = family.legal_actions(state)
         seat = state.seat
         if seat != bot_seat or not started:
-            strategy = others.get(seat, fallback)
-            action = strategy.choose(view(state, seat), legal, ruleset)
+            action = choose(legal)
         else:
             decision += 1
             report.decisions += 1
             request_id = f"{game_id}/{decision}"
-            request = wire.act_request_pb(
-                view(state, seat),
+            request = family.act_request_pb(
+                family.view(state, seat),
                 pending,
                 legal,
                 game_id,
@@ -188,23 +177,21 @@ def play_game(
                 if elapsed > limit_s:
                     fault(decision, "timeout", f"answered in {elapsed * 1000:.0f} ms")
                 else:
-                    chosen, kind, message = _judge(response, request_id, legal, state)
+                    chosen, kind, message = _judge(response, request_id, legal, state, family)
                     if chosen is None:
                         fault(decision, kind, message)
-            action = (
-                chosen if chosen is not None else fallback.choose(view(state, seat), legal, ruleset)
-            )
-        state = apply(state, action)
-        pending.extend(project(e, bot_seat) for e in state.events)
+            action = chosen if chosen is not None else choose(legal)
+        state = family.apply(state, action)
+        pending.extend(family.project(e, bot_seat) for e in state.events)
 
     if started:
         try:
             stub.EndGame(
                 bot_service_pb2.EndGameRequest(
                     game_id=game_id,
-                    outcome=wire.outcome_to_pb(outcome(state)),
-                    events=wire.events_to_pb(pending),
-                    view=wire.view_to_pb(view(state, bot_seat)),
+                    outcome=family.outcome_to_pb(family.outcome(state)),
+                    events=family.events_to_pb(pending),
+                    view=family.view_to_pb(family.view(state, bot_seat)),
                 ),
                 timeout=max(limit_s, 5.0),
             )
@@ -222,7 +209,7 @@ def check_bot(
     move_limit_ms: int = 1000,
 ) -> ComplianceReport:
     """Play ``games`` games against the bot at ``address`` and report how it answered."""
-    ruleset = load_ruleset(variant)
+    ruleset = load(variant)
     report = ComplianceReport()
     with grpc.insecure_channel(address) as channel:
         try:
@@ -245,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--address", required=True, help="HOST:PORT of the running bot")
     parser.add_argument("--games", type=int, default=10)
-    parser.add_argument("--variant", default="usa")
+    parser.add_argument("--variant", default="usa", help="usa (default), ..., or cardgame")
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--move-limit-ms", type=int, default=1000)

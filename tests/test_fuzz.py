@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from referee import wire
+from referee.family import BOARD
 from referee.match import (
     MAX_RULE_CHARS,
     Clock,
@@ -351,7 +352,7 @@ def test_fuzzed_answers_are_accepted_only_when_legal(recipe: Answer | Garbage, a
     )
     data = reply(recipe, request)
     assert isinstance(data, bytes)
-    rule, message, action = Match._check(data, request_id, legal, state)
+    rule, message, action = Match._check(data, request_id, legal, state, BOARD)
     if action is None:
         assert rule and message and len(rule) <= MAX_RULE_CHARS and rule.isprintable()
         event(rule)

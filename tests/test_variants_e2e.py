@@ -105,9 +105,11 @@ def test_a_tournament_keeps_one_rating_pool_per_variant_and_player_count(tmp_pat
 def test_ttr_variants_lists_every_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["variants", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [v["name"] for v in listed] == list(available_variants())
+    assert [v["name"] for v in listed] == [*available_variants(), "cardgame"]
     newyork = next(v for v in listed if v["name"] == "newyork")
     assert (newyork["min_players"], newyork["max_players"]) == (2, 4)
+    cardgame = next(v for v in listed if v["name"] == "cardgame")
+    assert (cardgame["min_players"], cardgame["max_players"]) == (2, 4)
     assert newyork["ident"] == "newyork@1" and newyork["description"]
     assert cli_main(["variants"]) == 0
     text = capsys.readouterr().out.splitlines()
