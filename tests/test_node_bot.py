@@ -49,12 +49,13 @@ def _install_node_bot() -> None:
     assert done.returncode == 0, f"npm ci failed in {NODE_BOT}:\n{done.stdout}\n{done.stderr}"
 
 
-@pytest.mark.parametrize("variant", ["usa", "newyork"])
+@pytest.mark.parametrize("variant", ["usa", "newyork", "cardgame"])
 def test_node_bot_plays_a_full_game(
     variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """On the usa map and on New York (whose StartGame has optional coordinates, attractions
-    and a deck without yellow or white): a reader built from proto/ alone copes with both."""
+    and a deck without yellow or white), and on the card game (another rules family: a card
+    setup instead of a map, card-game actions): a reader built from proto/ alone copes."""
     _require_node()
     _install_node_bot()
     record = tmp_path / "game.json"

@@ -52,14 +52,7 @@ def _load_sample(name: str) -> ModuleType:
 
 
 def _sample_bot(name: str) -> Bot:
-    module = _load_sample(name)
-    classes = [
-        v
-        for v in vars(module).values()
-        if isinstance(v, type) and issubclass(v, Bot) and v is not Bot
-    ]
-    assert len(classes) == 1, classes
-    bot = classes[0]()
+    bot = _load_sample(name).BOT
     assert isinstance(bot, Bot)
     return bot
 

@@ -1,31 +1,17 @@
-"""The random sample bot: :class:`sdk.strategies.RandomStrategy` behind the wire.
+"""The random sample bot: :class:`sdk.strategies.RandomStrategy` in the board games and
+:class:`sdk.card_strategies.CardRandomStrategy` in the card game, behind the wire.
 
 Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:PORT).
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Sequence
-
-from referee.rules import Action, SeatView
-from sdk import Bot, run
-from sdk.bot import Game
+from sdk import StrategyBot, run
+from sdk.card_strategies import CardRandomStrategy
 from sdk.strategies import RandomStrategy
 
-
-class RandomBot(Bot):
-    """One strategy per game (games may run at once), seeded from the game id."""
-
-    def on_start(self, game: Game) -> None:
-        strategy = RandomStrategy()
-        strategy.new_game(game.ruleset, game.seat, zlib.crc32(game.game_id.encode()))
-        game.state = strategy
-
-    def choose(self, view: SeatView, legal: Sequence[Action]) -> Action:
-        strategy: RandomStrategy = self.game.state
-        return strategy.choose(view, legal, self.game.ruleset)
-
+#: the bot (a module value, so tests can serve it in-process)
+BOT = StrategyBot(RandomStrategy, CardRandomStrategy)
 
 if __name__ == "__main__":
-    run(RandomBot())
+    run(BOT)
