@@ -20,20 +20,31 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
-from referee.rules import available_variants, load_ruleset
-from sdk.strategies import (
-    GreedyStrategy,
-    PlannerStrategy,
-    RandomStrategy,
-    Strategy,
-    play_match,
+from referee.family import family_of
+from referee.family import load as load_ruleset
+from referee.family import variants as available_variants
+from sdk.card_strategies import (
+    CardGreedyStrategy,
+    CardPlannerStrategy,
+    CardRandomStrategy,
+    play_card_match,
 )
+from sdk.strategies import GreedyStrategy, PlannerStrategy, RandomStrategy, play_match
 
-FACTORIES: dict[str, Callable[[int], Strategy]] = {
-    "random": RandomStrategy,
-    "greedy": GreedyStrategy,
-    "planner": PlannerStrategy,
+#: per rules family: the strategies by name, and how a game of them is played in-process
+FACTORIES: dict[str, dict[str, Callable[[int], Any]]] = {
+    "board": {"random": RandomStrategy, "greedy": GreedyStrategy, "planner": PlannerStrategy},
+    "card": {
+        "random": CardRandomStrategy,
+        "greedy": CardGreedyStrategy,
+        "planner": CardPlannerStrategy,
+    },
+}
+PLAY: dict[str, Callable[[Any, Sequence[Any], int], Any]] = {
+    "board": play_match,
+    "card": play_card_match,
 }
 
 #: (hero, opponent) -> the issue's target win rate for the hero (None: reported only)
@@ -45,7 +56,7 @@ MATCHUPS: dict[str, tuple[str, str, float | None]] = {
 
 #: Player counts the issue sets targets for: 4 everywhere, and New York's 2-player game too
 #: (its 2-player rules differ: one track of a double, 001:147-153). Data, not a branch.
-TARGET_PLAYERS: dict[str, tuple[int, ...]] = {"newyork": (4, 2)}
+TARGET_PLAYERS: dict[str, tuple[int, ...]] = {"newyork": (4, 2), "cardgame": (4, 3, 2)}
 DEFAULT_PLAYERS = (4,)
 
 
@@ -96,12 +107,13 @@ def play_one(
     """One game: (hero won, hero's score, best other score, seconds). Module-level so a
     process pool can run it."""
     ruleset = load_ruleset(variant)
+    family = family_of(ruleset).name
     strategies = [
-        FACTORIES[hero if s == hero_seat else opponent](1000 * game_seed + s)
+        FACTORIES[family][hero if s == hero_seat else opponent](1000 * game_seed + s)
         for s in range(players)
     ]
     start = time.perf_counter()
-    result = play_match(ruleset, strategies, game_seed)
+    result = PLAY[family](ruleset, strategies, game_seed)
     seconds = time.perf_counter() - start
     mine = result.seats[hero_seat]
     best_other = max(s.total for s in result.seats if s.seat != hero_seat)
@@ -191,7 +203,7 @@ def main() -> None:
     parser.add_argument(
         "--variant",
         action="append",
-        help="board variant (repeatable, or 'all'; default usa)",
+        help="variant, cardgame included (repeatable, or 'all'; default usa)",
     )
     parser.add_argument(
         "--players",
