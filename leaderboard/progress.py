@@ -30,7 +30,9 @@ from rich.text import Text
 
 from leaderboard.ratings import Rating
 from leaderboard.runner import Entrant, Events, Validation
-from leaderboard.store import GameResult
+from leaderboard.store import GameResult, SeatResult
+
+FAULT_LINES = 20  #: faulty seats shown per run
 
 
 class _PerMinute(ProgressColumn):
@@ -69,6 +71,7 @@ class TournamentDisplay:
         self.first_done = 0  #: games already stored when this run began
         self.started = time.monotonic()
         self.next_line = 0
+        self.fault_lines = 0
         self._live: Live | None = None
 
     # events ---------------------------------------------------------------------------------
@@ -80,6 +83,7 @@ class TournamentDisplay:
             playing=self.playing,
             played=self.played,
             failed=self.failed,
+            faulty=self.faulty,
         )
 
     def _print(self, text: str) -> None:
@@ -119,6 +123,25 @@ class TournamentDisplay:
         elif self.done >= self.next_line or self.done == self.total:
             self.next_line = self.done + self._step()
             self._print(self._line())
+
+    def faulty(self, game: GameResult, seat: SeatResult, entrant: Entrant) -> None:
+        """One line per faulty seat, naming its first fault and its log, for the first
+        :data:`FAULT_LINES` of a run (the store keeps every fault; a broken bot would
+        otherwise fill the screen)."""
+        self.fault_lines += 1
+        if self.fault_lines > FAULT_LINES:
+            if self.fault_lines == FAULT_LINES + 1:
+                self._print("  (more faulty games: not shown here; the store keeps every fault)")
+            return
+        what = ""
+        first = next((f for f in game.faults if f.seat == seat.seat), None)
+        if first is not None:
+            what = f" (first: {f'{first.kind} {first.rule}'.strip()}: {first.message})"
+        log = f"; log: {seat.log_path}" if seat.log_path else ""
+        self._print(
+            f"  faults: game {game.game_id}, seat {seat.seat} {entrant.label}: "
+            f"{seat.faults}{what}{log}"
+        )
 
     def failed(self, key: str, error: str) -> None:
         last = error.strip().splitlines()[-1] if error.strip() else "unknown error"

@@ -135,6 +135,31 @@ class MatchResult:
         return counts
 
 
+#: Told of each fault as it happens (``Match(on_fault=...)``): the fault and the safe default
+#: the seat then played, or ``None`` when nothing was played for it: a rejected answer whose
+#: bot is asked again, or a StartGame/EndGame fault. ``ttr play`` prints a line from it.
+FaultHook = Callable[[Fault, Action | None], None]
+
+
+def fault_line(fault: Fault, bot: str, played: Action | None) -> str:
+    """One line for a person watching a game: when, who, what was broken, and what the seat
+    played instead (a :data:`FaultHook`'s arguments)."""
+    when = {"start_game": "StartGame", "end_game": "EndGame"}.get(fault.kind)
+    rule = f" ({fault.rule})" if fault.rule else ""
+    if played is not None:
+        then = f"played the default {played!r}"
+        if fault.kind == "disconnect":
+            then += " (and will for the rest of the game: the bot is not called again)"
+    elif fault.kind == "rejected":
+        then = "asked again"
+    else:
+        then = "no move involved"
+    return (
+        f"fault: {when or f'turn {fault.turn}'}, seat {fault.seat} {bot}: "
+        f"{fault.kind}{rule} {fault.message}; {then}"
+    )
+
+
 def safe_default(actions: Sequence[Action]) -> Action:
     """The action a seat plays when its bot cannot: the first legal action (module docs)."""
     return actions[0]
@@ -281,11 +306,13 @@ class Match:
         call_s: float = DEFAULT_CALL_S,
         game_id: str | None = None,
         diagnose: Callable[[int], str] | None = None,
+        on_fault: FaultHook | None = None,
     ) -> None:
         """``diagnose(seat)``, when given, says why a seat's bot cannot be reached (the
         launcher knows: it exited, or the kernel killed it over its memory limit); it leads
         the ``disconnect`` fault's message, since the gRPC status only says the socket is
-        closed."""
+        closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot
+        author watching a game sees a rejection when it happens, not after the game."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -300,6 +327,7 @@ class Match:
         self.call_s = call_s
         self.game_id = game_id or uuid.uuid4().hex
         self.diagnose = diagnose
+        self.on_fault = on_fault
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -315,6 +343,10 @@ class Match:
         )
         self.faults.append(fault)
         return fault
+
+    def _tell(self, fault: Fault, played: Action | None) -> None:
+        if self.on_fault is not None:
+            self.on_fault(fault, played)
 
     def run(self) -> MatchResult:
         started = time.time()
@@ -378,7 +410,7 @@ class Match:
         )
         for i, s in enumerate(seats):
             if s.bot.down:
-                self._fault(i, -1, 0, "start_game", "", f"no bot: {s.bot.down}")
+                self._tell(self._fault(i, -1, 0, "start_game", "", f"no bot: {s.bot.down}"), None)
                 continue
             request = bot_service_pb2.StartGameRequest(
                 game_id=self.game_id,
@@ -387,12 +419,13 @@ class Match:
                 num_seats=len(seats),
                 clock=settings,
             )
-            self.family.fill_start(request, self.ruleset)
+            self.family.fill_start_for_seat(request, self.ruleset, self.seed)
             try:
                 s.stub.StartGame(request, timeout=self.call_s)
             except grpc.RpcError as e:
                 code, details = _status(e)
-                self._fault(i, -1, 0, "start_game", code.name if code else "", details)
+                fault = self._fault(i, -1, 0, "start_game", code.name if code else "", details)
+                self._tell(fault, None)
                 if code is grpc.StatusCode.UNAVAILABLE:
                     s.gone = True
 
@@ -413,7 +446,8 @@ class Match:
                 s.stub.EndGame(request, timeout=self.call_s)
             except grpc.RpcError as e:
                 code, details = _status(e)
-                self._fault(i, -1, state.turn, "end_game", code.name if code else "", details)
+                name = code.name if code else ""
+                self._tell(self._fault(i, -1, state.turn, "end_game", name, details), None)
 
     # one decision -----------------------------------------------------------------------------
 
@@ -422,10 +456,12 @@ class Match:
         seat = seats[seat_no]
         family = self.family
         legal = tuple(family.legal_actions(state))
-        chosen, default_reason, elapsed_ms = self._ask(state, seat_no, seat, legal, decision)
+        chosen, default_reason, elapsed_ms, last = self._ask(state, seat_no, seat, legal, decision)
         if chosen is None:
             chosen = safe_default(legal)
             seat.defaults += 1
+            if last is not None:
+                self._tell(last, chosen)
         new_state = family.apply(state, chosen)
         for i, s in enumerate(seats):
             s.pending.extend(family.project(e, i) for e in new_state.events)
@@ -450,10 +486,11 @@ class Match:
         seat: _Seat,
         legal: tuple[Action, ...],
         decision: int,
-    ) -> tuple[Action | None, str | None, float]:
-        """The bot's accepted action, or ``None`` and why the default is played."""
+    ) -> tuple[Action | None, str | None, float, Fault | None]:
+        """The bot's accepted action, or ``None``, why the default is played and the fault
+        that ended the decision (``None`` for a seat whose bot is gone: it was told once)."""
         if seat.gone:
-            return None, "gone", 0.0
+            return None, "gone", 0.0, None
         turn = state.turn
         move_ms = float(self.clock.move_ms)
         budget_ms = move_ms + seat.bank_ms
@@ -474,10 +511,10 @@ class Match:
             left_ms = budget_ms - elapsed()
             if left_ms <= 0:
                 spent = settle()
-                self._fault(
+                fault = self._fault(
                     seat_no, decision, turn, "timeout", "", f"no accepted answer in {spent:.0f} ms"
                 )
-                return None, "timeout", spent
+                return None, "timeout", spent, fault
             request_id = f"{self.game_id}/{decision}/{attempt}"
             attempt += 1
             spent_now = elapsed()
@@ -502,7 +539,7 @@ class Match:
                 if not _too_large(code, details):
                     spent = settle()
                     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-                        self._fault(
+                        fault = self._fault(
                             seat_no,
                             decision,
                             turn,
@@ -510,17 +547,19 @@ class Match:
                             code.name,
                             f"no answer in {spent:.0f} ms",
                         )
-                        return None, "timeout", spent
+                        return None, "timeout", spent, fault
                     if code is grpc.StatusCode.UNAVAILABLE:
                         seat.gone = True
                         why = self.diagnose(seat_no) if self.diagnose is not None else ""
                         if why:
                             details = f"the bot {why}; {details}"
-                        self._fault(seat_no, decision, turn, "disconnect", code.name, details)
-                        return None, "disconnect", spent
+                        fault = self._fault(
+                            seat_no, decision, turn, "disconnect", code.name, details
+                        )
+                        return None, "disconnect", spent, fault
                     name = code.name if code else ""
-                    self._fault(seat_no, decision, turn, "crash", name, details)
-                    return None, "crash", spent
+                    fault = self._fault(seat_no, decision, turn, "crash", name, details)
+                    return None, "crash", spent, fault
                 rule, message, action = (
                     "answer.too_large",
                     f"the answer is over the {MAX_ANSWER_BYTES} bytes the referee reads "
@@ -530,11 +569,12 @@ class Match:
             else:
                 rule, message, action = self._check(data, request_id, legal, state, self.family)
             if action is not None:
-                return action, None, settle()
+                return action, None, settle(), None
             faults += 1
             fault = self._fault(seat_no, decision, turn, "rejected", rule, message)
             if faults >= MAX_FAULTS_PER_DECISION:
-                return None, "faults", settle()
+                return None, "faults", settle(), fault
+            self._tell(fault, None)  # asked again
             rejection = bot_service_pb2.Rejection(rule=fault.rule, message=fault.message)
 
     @staticmethod
@@ -611,9 +651,12 @@ def play_match(
     record_path: Path | None = None,
     call_s: float = DEFAULT_CALL_S,
     diagnose: Callable[[int], str] | None = None,
+    on_fault: FaultHook | None = None,
 ) -> MatchResult:
     """Play one game to the end (see :class:`Match`)."""
-    return Match(ruleset, bots, seed, clock, record_path, call_s, diagnose=diagnose).run()
+    return Match(
+        ruleset, bots, seed, clock, record_path, call_s, diagnose=diagnose, on_fault=on_fault
+    ).run()
 
 
 def write_json_atomic(path: Path, data: object) -> None:

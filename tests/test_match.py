@@ -205,7 +205,9 @@ def test_cli_play_by_address_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         "tickets_completed",
         "faults",
         "breakdown",
+        "log",
     }
+    assert all(p["log"] is None for p in out["players"])  # a bot at an address logs itself
     assert verify(out["record"]) is None
 
 
