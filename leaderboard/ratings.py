@@ -146,13 +146,17 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def standings(store: Store, variant: str, players: int) -> list[Standing]:
-    """The table of one pool (variant ident such as "usa@1", and seat count).
+def standings(
+    store: Store, variant: str, players: int, tournament_id: int | None = None
+) -> list[Standing]:
+    """The table of one pool (variant ident such as "usa@1", and seat count), from every
+    stored game of it or, with ``tournament_id``, from that tournament's games alone (every
+    bot then starts from a fresh rating, as if the store held nothing else).
 
     Sorted by conservative rating, highest first; equal ones by mu (higher first), then by
     bot name, version and id, so the order is total and the same on every run.
     """
-    games = store.games(variant=variant, players=players)
+    games = store.games(variant=variant, players=players, tournament_id=tournament_id)
     ratings = rate_games(games)
     bots = store.bots()
     played: dict[int, int] = {}

@@ -19,7 +19,15 @@ may be lost or counted twice. Three choices carry that promise:
 Ratings are not stored: they are recomputed from the games (``leaderboard.ratings``), so the
 store holds facts only. The file is recognised by ``PRAGMA application_id`` and versioned by
 ``PRAGMA user_version``; anything else (another program's database, a newer schema, a file
-that is not SQLite) is refused with :class:`StoreError` before the file is changed.
+that is not SQLite) is refused with :class:`StoreError` before the file is changed. A store of
+an older schema is upgraded in place when opened, by the additive steps in ``_MIGRATIONS``
+(one transaction): old stores stay readable, and nothing they hold is rewritten.
+
+A tournament is in one of three states: running (or killed: ``--resume`` goes on with it),
+finished, or abandoned. Abandoning (``ttr tournament abandon``) is for a run that can never be
+resumed (a bot folder gone or changed): it only sets ``abandoned_at``, so ``--resume`` and new
+runs stop waiting for it. Its finished games stay, and since ratings are recomputed from every
+stored game of a pool, they keep counting: each of them was a complete, fairly dealt game.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from types import TracebackType
 from typing import Any
 
 APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
-SCHEMA_VERSION = 1  #: PRAGMA user_version; bump with a migration when the schema changes
+SCHEMA_VERSION = 3  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
 
 _SCHEMA = (
     """
@@ -48,7 +56,8 @@ CREATE TABLE tournaments (
     base_seed INTEGER NOT NULL,
     config TEXT NOT NULL,           -- JSON object: the rest of the runner's settings
     created_at REAL NOT NULL,       -- Unix time, seconds
-    finished_at REAL                -- NULL while the tournament is running or was killed
+    finished_at REAL,               -- NULL while the tournament is running or was killed
+    abandoned_at REAL               -- set by `ttr tournament abandon`: never to be resumed
 )
 """,
     """
@@ -102,6 +111,7 @@ CREATE TABLE seats (
     tickets_failed INTEGER NOT NULL,
     faults INTEGER NOT NULL,
     defaults INTEGER NOT NULL,                -- decisions played by the safe default
+    log_path TEXT,                            -- the bot's stdout+stderr in this game, or NULL
     PRIMARY KEY (game_id, seat)
 )
 """,
@@ -124,6 +134,12 @@ CREATE TABLE faults (
 """,
 )
 _TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
+#: From schema version N to N + 1: additive statements only (new columns, tables, indexes),
+#: so an old store upgrades in one transaction and every old row keeps its meaning.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE tournaments ADD COLUMN abandoned_at REAL",),
+    2: ("ALTER TABLE seats ADD COLUMN log_path TEXT",),  # NULL for games stored before
+}
 
 
 class StoreError(Exception):
@@ -147,6 +163,14 @@ class Tournament:
     spec: TournamentSpec
     created_at: float  #: Unix time, seconds
     finished_at: float | None  #: None while running, or if the run was killed
+    abandoned_at: float | None = None  #: set by ``ttr tournament abandon``
+
+    @property
+    def state(self) -> str:
+        """``finished``, ``abandoned``, or ``unfinished`` (running, or killed: resumable)."""
+        if self.finished_at is not None:
+            return "finished"
+        return "abandoned" if self.abandoned_at is not None else "unfinished"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +183,7 @@ class SeatResult:
     tickets_failed: int
     faults: int
     defaults: int  #: decisions played by the safe default
+    log_path: str | None = None  #: the bot's stdout+stderr in this game (None: not kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +282,7 @@ class Store:
                 f"{self.path}: results store schema version {version} is newer than this "
                 f"program's ({SCHEMA_VERSION}); upgrade ttr-arena"
             )
-        elif version < SCHEMA_VERSION or _TABLES - tables:
+        elif version < 1 or _TABLES - tables:
             missing = ", ".join(sorted(_TABLES - tables)) or "none"
             raise StoreError(
                 f"{self.path}: damaged results store (schema version {version}, "
@@ -274,6 +299,24 @@ class Store:
                     db.execute(statement)
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif version < SCHEMA_VERSION:
+            self._migrate(version)
+
+    def _migrate(self, version: int) -> None:
+        """Upgrade an older store in place, in one transaction. The version is read again
+        under the write lock: another process may have upgraded the file meanwhile."""
+        try:
+            with self._write() as db:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[step]:
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.OperationalError as e:
+            raise StoreError(
+                f"{self.path}: cannot upgrade this results store from schema version "
+                f"{version} to {SCHEMA_VERSION} ({e})"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
@@ -336,9 +379,11 @@ class Store:
         return Tournament(tournament_id, spec, created_at, None)
 
     def unfinished_tournament(self) -> Tournament | None:
-        """The latest tournament not marked finished: the one ``--resume`` goes on with."""
+        """The latest tournament neither finished nor abandoned: the one ``--resume`` goes on
+        with, and the one that keeps a new run from starting."""
         row = self._db.execute(
-            f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE finished_at IS NULL"
+            f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments"
+            " WHERE finished_at IS NULL AND abandoned_at IS NULL"
             " ORDER BY tournament_id DESC LIMIT 1"
         ).fetchone()
         return None if row is None else _tournament(row)
@@ -359,11 +404,70 @@ class Store:
                 (time.time(), tournament_id),
             )
 
+    def abandon_tournament(self, tournament_id: int) -> Tournament:
+        """Mark an unfinished tournament abandoned: never to be resumed, no longer in the way
+        of a new run. Its games stay. Idempotent (the first time is kept); a finished
+        tournament cannot be abandoned."""
+        with self._write() as db:
+            row = db.execute(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"{self.path}: no tournament {tournament_id}")
+            if _tournament(row).state == "finished":
+                raise StoreError(
+                    f"{self.path}: tournament #{tournament_id} ({row[1]}) is finished; "
+                    "only an unfinished one can be abandoned"
+                )
+            db.execute(
+                "UPDATE tournaments SET abandoned_at = ?"
+                " WHERE tournament_id = ? AND abandoned_at IS NULL",
+                (time.time(), tournament_id),
+            )
+            row = db.execute(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE tournament_id = ?",
+                (tournament_id,),
+            ).fetchone()
+        return _tournament(row)
+
     def tournaments(self) -> list[Tournament]:
         rows = self._db.execute(
             f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments ORDER BY tournament_id"
         ).fetchall()
         return [_tournament(row) for row in rows]
+
+    def tournament(self, ref: str, *, number: bool = True) -> Tournament:
+        """The tournament ``ref`` names: its number (``3`` or ``#3``; not with ``number``
+        False), else its name. A name several tournaments share is refused, naming their
+        numbers, rather than guessed."""
+        every = self.tournaments()
+        digits = ref.removeprefix("#")
+        if number and digits.isdigit():
+            for t in every:
+                if t.tournament_id == int(digits):
+                    return t
+        named = [t for t in every if t.spec.name == ref]
+        if len(named) == 1:
+            return named[0]
+        if named:
+            ids = ", ".join(f"#{t.tournament_id}" for t in named)
+            raise StoreError(
+                f"{self.path}: {len(named)} tournaments are named {ref!r} ({ids}); "
+                "give the number instead"
+            )
+        known = ", ".join(f"#{t.tournament_id} {t.spec.name!r}" for t in every[-5:])
+        raise StoreError(
+            f"{self.path}: no tournament {ref!r} "
+            f"({'latest: ' + known if known else 'the store holds none'})"
+        )
+
+    def game_counts(self) -> dict[int, int]:
+        """Games stored per tournament_id (tournaments without games are absent)."""
+        rows = self._db.execute(
+            "SELECT tournament_id, COUNT(*) FROM games GROUP BY tournament_id"
+        ).fetchall()
+        return {row[0]: row[1] for row in rows}
 
     # bots and entries
 
@@ -464,7 +568,8 @@ class Store:
             try:
                 db.executemany(
                     "INSERT INTO seats (game_id, seat, bot_id, score, rank, tickets_completed,"
-                    " tickets_failed, faults, defaults) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " tickets_failed, faults, defaults, log_path)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             game.game_id,
@@ -476,6 +581,7 @@ class Store:
                             s.tickets_failed,
                             s.faults,
                             s.defaults,
+                            s.log_path,
                         )
                         for s in game.seats
                     ],
@@ -492,11 +598,16 @@ class Store:
                 raise StoreError(f"{self.path}: cannot store game {game.game_id}: {e}") from None
         return True
 
-    def games(self, variant: str | None = None, players: int | None = None) -> list[GameResult]:
-        """Stored games, optionally of one variant ident and seat count, in (tournament_id,
-        schedule_index) order: the schedule's order, not the order workers finished in, so
-        ratings computed from them do not depend on scheduling luck."""
-        where, params = _pool_filter(variant, players)
+    def games(
+        self,
+        variant: str | None = None,
+        players: int | None = None,
+        tournament_id: int | None = None,
+    ) -> list[GameResult]:
+        """Stored games, optionally of one variant ident, seat count and tournament, in
+        (tournament_id, schedule_index) order: the schedule's order, not the order workers
+        finished in, so ratings computed from them do not depend on scheduling luck."""
+        where, params = _pool_filter(variant, players, tournament_id)
         with self._read() as db:
             game_rows = db.execute(
                 f"SELECT {_GAME_COLUMNS} FROM games g{where}"
@@ -506,8 +617,8 @@ class Store:
             seats: dict[str, list[SeatResult]] = {}
             for row in db.execute(
                 "SELECT s.game_id, s.seat, s.bot_id, s.score, s.rank, s.tickets_completed,"
-                f" s.tickets_failed, s.faults, s.defaults FROM seats s JOIN games g USING"
-                f" (game_id){where} ORDER BY s.game_id, s.seat",
+                " s.tickets_failed, s.faults, s.defaults, s.log_path"
+                f" FROM seats s JOIN games g USING (game_id){where} ORDER BY s.game_id, s.seat",
                 params,
             ):
                 seats.setdefault(row[0], []).append(SeatResult(*row[1:]))
@@ -523,16 +634,21 @@ class Store:
             for row in game_rows
         ]
 
-    def pools(self) -> list[tuple[str, int]]:
-        """The (variant, seat count) pairs that have games: one rating pool each."""
+    def pools(self, tournament_id: int | None = None) -> list[tuple[str, int]]:
+        """The (variant, seat count) pairs that have games (of one tournament, if given): one
+        rating pool each."""
+        where, params = _pool_filter(None, None, tournament_id)
         rows = self._db.execute(
-            "SELECT DISTINCT variant, num_seats FROM games ORDER BY variant, num_seats"
+            f"SELECT DISTINCT g.variant, g.num_seats FROM games g{where}"
+            " ORDER BY g.variant, g.num_seats",
+            params,
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
 
 
 _TOURNAMENT_COLUMNS = (
-    "tournament_id, name, variant, players, rounds, base_seed, config, created_at, finished_at"
+    "tournament_id, name, variant, players, rounds, base_seed, config, created_at, finished_at,"
+    " abandoned_at"
 )
 _GAME_COLUMNS = (
     "g.game_id, g.tournament_id, g.schedule_index, g.round, g.variant, g.num_seats, g.seed,"
@@ -549,7 +665,13 @@ def _tournament(row: tuple[Any, ...]) -> Tournament:
         base_seed=row[5],
         config=json.loads(row[6]),
     )
-    return Tournament(tournament_id=row[0], spec=spec, created_at=row[7], finished_at=row[8])
+    return Tournament(
+        tournament_id=row[0],
+        spec=spec,
+        created_at=row[7],
+        finished_at=row[8],
+        abandoned_at=row[9],
+    )
 
 
 def _game(
@@ -573,7 +695,9 @@ def _game(
     )
 
 
-def _pool_filter(variant: str | None, players: int | None) -> tuple[str, tuple[Any, ...]]:
+def _pool_filter(
+    variant: str | None, players: int | None, tournament_id: int | None = None
+) -> tuple[str, tuple[Any, ...]]:
     """A WHERE clause on games ``g`` (with its parameters) for an optional pool filter."""
     clauses: list[str] = []
     params: list[Any] = []
@@ -583,5 +707,8 @@ def _pool_filter(variant: str | None, players: int | None) -> tuple[str, tuple[A
     if players is not None:
         clauses.append("g.num_seats = ?")
         params.append(players)
+    if tournament_id is not None:
+        clauses.append("g.tournament_id = ?")
+        params.append(tournament_id)
     where = " WHERE " + " AND ".join(clauses) if clauses else ""
     return where, tuple(params)

@@ -1,4 +1,6 @@
-"""The leaderboard as text (for a terminal or a CI log) and as JSON (for anything else).
+"""The leaderboard as text (for a terminal or a CI log), JSON (for programs), CSV (for a
+spreadsheet) and Markdown (for a league's web page or a pull request), and the list of a
+store's tournaments.
 
 Plain aligned columns, no colour and no box-drawing: the same bytes read well in a terminal,
 in a CI log and in a diff. Each pool (variant and seat count) is its own table, because
@@ -7,10 +9,15 @@ ratings from 2-player and 5-player games are not comparable.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import time
 from typing import Any
 
 from leaderboard.ratings import Standing, standings
-from leaderboard.store import Store
+from leaderboard.schedule import games_in
+from leaderboard.store import Store, Tournament
 
 Pool = tuple[str, int, list[Standing]]  #: (variant ident, seats per game, the table)
 
@@ -34,20 +41,25 @@ _HEADERS = (
 )
 
 
-def leaderboard(store: Store, variant: str | None = None, players: int | None = None) -> list[Pool]:
+def leaderboard(
+    store: Store,
+    variant: str | None = None,
+    players: int | None = None,
+    tournament_id: int | None = None,
+) -> list[Pool]:
     """Every pool in the store with its table, optionally filtered.
 
     ``variant`` is either a full ruleset ident ("usa@1") or a bare name ("usa") that matches
     every version of it; each version stays its own pool, since a rules change may change
-    what skill means.
+    what skill means. ``tournament_id`` rates that tournament's games alone.
     """
     pools = []
-    for pool_variant, seats in store.pools():
+    for pool_variant, seats in store.pools(tournament_id):
         if variant is not None and variant not in (pool_variant, pool_variant.split("@")[0]):
             continue
         if players is not None and seats != players:
             continue
-        pools.append((pool_variant, seats, standings(store, pool_variant, seats)))
+        pools.append((pool_variant, seats, standings(store, pool_variant, seats, tournament_id)))
     return pools
 
 
@@ -95,12 +107,19 @@ def _heading(variant: str, players: int, games: int) -> str:
     return f"{variant}, {players} players — {games} game{'' if games == 1 else 's'}"
 
 
-def render_text(pools: list[Pool]) -> str:
-    """One aligned table per pool under a heading such as ``usa@1, 4 players — 120 games``.
-    Numbers are right-aligned, the bot column left-aligned; lines carry no trailing spaces."""
+def tournament_title(tournament: Tournament) -> str:
+    """How every output names a tournament: ``tournament #3 "spring league"``."""
+    return f'tournament #{tournament.tournament_id} "{tournament.spec.name}"'
+
+
+def render_text(pools: list[Pool], title: str | None = None) -> str:
+    """One aligned table per pool under a heading such as ``usa@1, 4 players — 120 games``,
+    below ``title`` if given. Numbers are right-aligned, the bot column left-aligned; lines
+    carry no trailing spaces."""
+    top = [] if title is None else [title]
     if not pools:
-        return NO_GAMES + "\n"
-    blocks = []
+        return "\n".join([*top, NO_GAMES]) + "\n"
+    blocks = ["\n".join(top)] if top else []
     for variant, players, table in pools:
         labels = _labels(table)
         rows = [_HEADERS, *(_row(s, labels[s.bot.bot_id]) for s in table)]
@@ -120,9 +139,16 @@ def render_text(pools: list[Pool]) -> str:
     return "\n\n".join([*blocks, LEGEND]) + "\n"
 
 
-def to_json(pools: list[Pool]) -> dict[str, Any]:
-    """The same tables as plain JSON values; figures are unrounded (rounding is display)."""
+def to_json(pools: list[Pool], tournament: Tournament | None = None) -> dict[str, Any]:
+    """The same tables as plain JSON values; figures are unrounded (rounding is display).
+    With ``tournament`` (a table of its games alone), it is named too."""
+    named = (
+        {}
+        if tournament is None
+        else {"tournament": {"id": tournament.tournament_id, "name": tournament.spec.name}}
+    )
     return {
+        **named,
         "pools": [
             {
                 "variant": variant,
@@ -148,5 +174,169 @@ def to_json(pools: list[Pool]) -> dict[str, Any]:
                 ],
             }
             for variant, players, table in pools
-        ]
+        ],
     }
+
+
+CSV_COLUMNS = (
+    "variant",
+    "players",
+    "rank",
+    "bot",
+    "version",
+    "bot_id",
+    "rating",
+    "mu",
+    "sigma",
+    "games",
+    "wins",
+    "win_rate",
+    "win_low",
+    "win_high",
+    "avg_score",
+    "faults",
+)
+
+
+def render_csv(pools: list[Pool]) -> str:
+    """One row per bot and pool under a header row (the header alone when there are no
+    games), figures unrounded as in JSON: a spreadsheet rounds for itself."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for variant, players, table in pools:
+        for s in table:
+            writer.writerow(
+                (
+                    variant,
+                    players,
+                    s.rank,
+                    s.bot.name,
+                    s.bot.version,
+                    s.bot.bot_id,
+                    s.rating.conservative,
+                    s.rating.mu,
+                    s.rating.sigma,
+                    s.games,
+                    s.wins,
+                    s.win_rate,
+                    *s.win_interval,
+                    s.avg_score,
+                    s.faults,
+                )
+            )
+    return out.getvalue()
+
+
+def _markdown_cell(text: str) -> str:
+    """A bot name may hold ``|``, which would end the cell."""
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def render_markdown(pools: list[Pool], title: str | None = None) -> str:
+    """The text tables as GitHub-flavoured Markdown: a heading per pool, numbers
+    right-aligned, the legend below; ``title`` as the top heading."""
+    lines = [] if title is None else [f"## {_markdown_cell(title)}", ""]
+    if not pools:
+        return "\n".join([*lines, NO_GAMES]) + "\n"
+    for variant, players, table in pools:
+        labels = _labels(table)
+        lines.append(f"### {_heading(variant, players, _game_count(players, table))}")
+        lines.append("")
+        lines.append("| " + " | ".join(_HEADERS) + " |")
+        lines.append(
+            "|" + "|".join(":---" if i == 1 else "---:" for i in range(len(_HEADERS))) + "|"
+        )
+        for s in table:
+            cells = _row(s, labels[s.bot.bot_id])
+            lines.append("| " + " | ".join(_markdown_cell(c) for c in cells) + " |")
+        lines.append("")
+    lines.append(LEGEND.replace("\n", " "))
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = ("text", "json", "csv", "markdown")  #: what ``ttr leaderboard show --format`` takes
+
+
+def render(pools: list[Pool], fmt: str, tournament: Tournament | None = None) -> str:
+    """The leaderboard in ``fmt`` (one of :data:`FORMATS`), ending with a newline; a table of
+    one tournament's games is headed with its name (CSV, pure data, has no heading)."""
+    title = None if tournament is None else f"{tournament_title(tournament)}: its games alone"
+    if fmt == "json":
+        return json.dumps(to_json(pools, tournament), indent=2) + "\n"
+    if fmt == "csv":
+        return render_csv(pools)
+    if fmt == "markdown":
+        return render_markdown(pools, title)
+    if fmt == "text":
+        return render_text(pools, title)
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+# the tournaments of a store
+
+
+def _scheduled(store: Store, t: Tournament) -> int | None:
+    """Games in the tournament's schedule, or None while not every bot is validated (the
+    schedule depends on how many pass)."""
+    entries = store.entries(t.tournament_id)
+    if len(entries) < len(t.spec.config.get("bots", ())) or not entries:
+        return None
+    accepted = sum(1 for _, _, ok, _ in entries if ok)
+    return games_in(accepted, t.spec.players, t.spec.rounds)
+
+
+def tournaments_json(store: Store) -> list[dict[str, Any]]:
+    """Every tournament of the store, oldest first, with its state and games stored. The
+    base seed is left out: it stays secret until the tournament is finished (and even then
+    ``ttr tournament run`` is where it is shown)."""
+    counts = store.game_counts()
+    return [
+        {
+            "id": t.tournament_id,
+            "name": t.spec.name,
+            "state": t.state,
+            "variant": t.spec.variant,
+            "players": t.spec.players,
+            "rounds": t.spec.rounds,
+            "games_stored": counts.get(t.tournament_id, 0),
+            "games_scheduled": _scheduled(store, t),
+            "created_at": t.created_at,
+            "finished_at": t.finished_at,
+            "abandoned_at": t.abandoned_at,
+        }
+        for t in store.tournaments()
+    ]
+
+
+def render_tournaments(rows: list[dict[str, Any]]) -> str:
+    """:func:`tournaments_json`'s rows as an aligned table; games as stored/scheduled."""
+    if not rows:
+        return "no tournaments in this store\n"
+    headers = ("#", "name", "state", "variant", "players", "rounds", "games", "created")
+    table = [headers]
+    for r in rows:
+        scheduled = "?" if r["games_scheduled"] is None else str(r["games_scheduled"])
+        table.append(
+            (
+                str(r["id"]),
+                r["name"],
+                r["state"],
+                r["variant"],
+                str(r["players"]),
+                str(r["rounds"]),
+                f"{r['games_stored']}/{scheduled}",
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created_at"])),
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    left = {1, 2, 3, 7}
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i in left else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in table
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
