@@ -143,6 +143,15 @@ class Family:
     #: (completed, failed) ticket counts of one seat's score: the store keeps both
     ticket_counts: Callable[[Any], tuple[int, int]]
 
+    def fill_start_for_seat(
+        self, request: bot_service_pb2.StartGameRequest, ruleset: Any, seed: int
+    ) -> None:
+        """What StartGame carries beyond its id, seat, seats and clock: the ruleset's static
+        facts and the seat's ``bot_seed``, derived one way from the game seed (never the seed
+        itself: it orders the decks, wire.bot_seed)."""
+        self.fill_start(request, ruleset)
+        request.bot_seed = wire.bot_seed(seed, request.seat)
+
 
 def _types(*classes: type[Any]) -> dict[str, type[Any]]:
     return {c.__name__: c for c in classes}

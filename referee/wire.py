@@ -17,8 +17,10 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from enum import StrEnum
 from typing import TypeAlias, TypeVar, assert_never, overload
 
 from google.protobuf.message import Message
@@ -68,12 +70,14 @@ from ttr.v1 import (
 
 __all__ = [
     "LegalActions",
+    "ViewPhase",
     "WireError",
     "act_request_pb",
     "action_from_pb",
     "action_to_pb",
     "bonus_kind_from_pb",
     "bonuses_from_pb",
+    "bot_seed",
     "card_from_pb",
     "card_to_pb",
     "deck_from_pb",
@@ -153,10 +157,32 @@ _ROUTE_COLOUR_TO_PB: dict[int, RouteColourPb] = {
     **{c: cards_pb2.RouteColour.Value(f"ROUTE_COLOUR_{n.upper()}") for c, n in enumerate(COLOURS)},
 }
 
+
+class ViewPhase(StrEnum):
+    """The decision a view's seat faces: the type of ``view.phase`` in every view the wire
+    decodes (``sdk.Phase``; the SDK's bots compare ``view.phase is Phase.TURN``).
+
+    A view holds the engine's :class:`~referee.rules.state.Phase` by its lower-case name, a
+    string, and the engine's ``Phase`` is an ``IntEnum``: ``view.phase == Phase.TURN`` would
+    be False without a word. A member here *is* that string (``ViewPhase.TURN == "turn"``),
+    so a comparison with either the member or the name gives the right answer, on a decoded
+    view and on one the engine built in-process alike; the engine itself is untouched.
+    """
+
+    SETUP_TICKETS = "setup_tickets"  #: choosing the starting tickets (each seat in turn)
+    TURN = "turn"  #: a turn's first decision: draw a card, claim, or draw tickets
+    SECOND_CARD = "second_card"  #: the second train card of a draw
+    KEEP_TICKETS = "keep_tickets"  #: which of the drawn tickets to keep
+    OVER = "over"  #: the game has ended (the view EndGame carries)
+
+
+assert [p.name for p in ViewPhase] == [p.name for p in Phase], "ViewPhase must follow Phase"
+
 #: SeatView.phase (the Phase's lower-case name) -> Phase enum
 _PHASE_TO_PB: dict[str, PhasePb] = {
-    phase.name.lower(): view_pb2.Phase.Value(f"PHASE_{phase.name}") for phase in Phase
+    ViewPhase[phase.name]: view_pb2.Phase.Value(f"PHASE_{phase.name}") for phase in Phase
 }
+#: decoded views carry the :class:`ViewPhase` member, so ``is`` works on them
 _PB_TO_PHASE = _invert(_PHASE_TO_PB)
 
 _END_REASON_PREFIX = "END_REASON_"
@@ -870,3 +896,21 @@ def static_bytes(ruleset: Ruleset) -> tuple[bytes, bytes]:
     ruleset: every game's StartGame sends them to every seat, and the SDK compares what it
     receives against its packaged copy."""
     return map_to_pb(ruleset).SerializeToString(), rules_to_pb(ruleset).SerializeToString()
+
+
+#: Domain tag of :func:`bot_seed`'s hash: no other hash of the seed in the project can collide
+#: with it.
+_BOT_SEED_TAG = b"ttr-arena/bot-seed/v1\0"
+
+
+def bot_seed(seed: int, seat: int) -> int:
+    """``StartGameRequest.bot_seed`` of ``seat`` in the game dealt from ``seed``: the first 8
+    bytes of SHA-256 over a domain tag, the seed and the seat.
+
+    The game seed orders every deck, so a bot that knew it would know every hand; this is
+    derived one way from it, so a bot learns nothing of the deal, and the seat is hashed in so
+    that no seat can compute another's. Still the same game seed gives every seat the same
+    bot seed again, and a game between bots that draw their randomness from it replays
+    exactly (``ttr play --seed``)."""
+    digest = hashlib.sha256(_BOT_SEED_TAG + f"{seed}/{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")

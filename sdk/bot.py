@@ -83,6 +83,11 @@ class Game:
     bank_ms: int
     #: which rules family: ``"board"`` (:data:`BOARD`) or ``"card"`` (:data:`CARD`)
     family: str = BOARD
+    #: the seed for this bot's own randomness in this game (``StartGameRequest.bot_seed``):
+    #: the same game seed gives the same bot seed, so a bot that draws only from it replays
+    #: its game exactly; it differs per seat and tells nothing of the deal. From a referee
+    #: too old to send one, a value derived from the game id.
+    bot_seed: int = 0
     #: every public event so far, oldest first, as this seat sees them
     events: list[Event | CardEvent] = field(default_factory=list)
     #: the events that arrived with the current request only
@@ -160,9 +165,10 @@ class Strategy(Protocol):
 
 class StrategyBot(Bot):
     """A bot that plays one fresh strategy object per game (games may run at once), made by
-    ``board()`` or ``card()`` as the game's family asks and seeded from the game id, so a
-    game's play does not depend on what else the process served. Without ``card`` it refuses
-    card games at StartGame (the referee records why)."""
+    ``board()`` or ``card()`` as the game's family asks and seeded with :attr:`Game.bot_seed`,
+    so a game's play depends neither on what else the process served nor on chance: the same
+    game seed replays the same game. Without ``card`` it refuses card games at StartGame (the
+    referee records why)."""
 
     def __init__(
         self,
@@ -177,7 +183,7 @@ class StrategyBot(Bot):
             raise ValueError(f"this bot plays board games only, not {game.variant}")
         make = self.card if game.is_card_game and self.card is not None else self.board
         strategy = make()
-        strategy.new_game(game.ruleset, game.seat, zlib.crc32(game.game_id.encode()))
+        strategy.new_game(game.ruleset, game.seat, game.bot_seed)
         game.state = strategy
 
     def choose(self, view: Any, legal: Sequence[Any]) -> Any:
@@ -322,14 +328,18 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
 
     def __init__(self, bot: Bot) -> None:
         self.bot = bot
-        self._games: dict[str, Game] = {}
+        #: by game id and seat: one process may play several seats of one game (a bot
+        #: entered twice by address), each with its own Game
+        self._games: dict[tuple[str, int], Game] = {}
         self._lock = threading.Lock()
 
-    def _game(self, game_id: str, context: grpc.ServicerContext) -> Game:
+    def _game(self, game_id: str, seat: int, context: grpc.ServicerContext) -> Game:
         with self._lock:
-            game = self._games.get(game_id)
+            game = self._games.get((game_id, seat))
         if game is None:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"unknown game {game_id!r}")
+            context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, f"unknown game {game_id!r} (seat {seat})"
+            )
         return game
 
     def _fail(self, context: grpc.ServicerContext, what: str, exc: BaseException) -> None:
@@ -355,9 +365,14 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             move_limit_ms=request.clock.move_limit_ms,
             bank_ms=request.clock.bank_ms,
             family=CARD if card else BOARD,
+            bot_seed=(
+                request.bot_seed
+                if request.HasField("bot_seed")
+                else zlib.crc32(request.game_id.encode())
+            ),
         )
         with self._lock:
-            self._games[request.game_id] = game
+            self._games[request.game_id, request.seat] = game
         token = _current_game.set(game)
         try:
             self.bot.on_start(game)
@@ -370,7 +385,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
     def Act(
         self, request: bot_service_pb2.ActRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.ActResponse:
-        game = self._game(request.game_id, context)
+        game = self._game(request.game_id, request.view.seat, context)
         view: object
         legal: wire.LegalActions | wire_cardgame.LegalActions
         events: list[Event] | list[CardEvent]
@@ -439,7 +454,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.EndGameRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.EndGameResponse:
         with self._lock:
-            game = self._games.pop(request.game_id, None)
+            game = self._games.pop((request.game_id, request.view.seat), None)
         if game is None:
             return bot_service_pb2.EndGameResponse()
         outcome: Outcome | CardOutcome

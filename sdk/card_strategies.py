@@ -76,8 +76,10 @@ class CardStrategy(ABC):
     """What the referee (or a bot's wire loop) needs from a card-game bot's brain; the
     interface of :class:`sdk.strategies.Strategy` with the card game's types.
 
-    Randomness comes from the strategy's own ``random.Random`` seeded from its seed, the
-    game's seed and its seat, so a game replays exactly whatever else runs in the process.
+    Randomness comes from the strategy's own ``random.Random`` seeded from its seed, the one
+    ``new_game`` gets (in-process the game seed; behind the SDK's
+    :class:`~sdk.bot.StrategyBot`, the seat's ``Game.bot_seed``) and its seat, so a game
+    replays exactly whatever else runs in the process.
     """
 
     name = "card-strategy"

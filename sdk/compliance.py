@@ -2,13 +2,18 @@
 
 Plays seeded games through the engine in this process, with the bot under test at one seat
 (rotating across games) and random players at the others, calling the bot over gRPC exactly as
-the referee does (StartGame, Act with a deadline, EndGame). A fault is any failed call, a late
-answer, an answer with the wrong request id, or an answer that is not a legal action; the seat
-then plays a random legal action and the game goes on.
+the referee does (StartGame, Act with a deadline, EndGame) and under the referee's clocks: a
+decision may take ``move_limit_ms``, and time beyond it comes out of the game's bank
+(``bank_ms``), so the deadline of each Act is the move limit plus the bank left. A fault is
+any failed call, a late answer, an answer with the wrong request id, or an answer that is not
+a legal action; the seat then plays a random legal action and the game goes on. A bot that
+cannot be reached any more (``disconnect``: its process is gone) is not called again, and no
+further game is started.
 
     python -m sdk.compliance --address 127.0.0.1:50051 --games 20
 
-prints the report and exits non-zero on any fault.
+prints the report and exits non-zero on any fault. ``ttr check BOT_DIR`` starts a bot folder
+and runs this for every variant the bot declares.
 """
 
 from __future__ import annotations
@@ -18,13 +23,14 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
 from referee.family import AnyRuleset, Family, family_of, load
+from referee.match import DEFAULT_CALL_S
 from referee.rules import IllegalActionError, MalformedActionError
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
@@ -40,8 +46,14 @@ __all__ = ["ComplianceReport", "Fault", "check_bot", "main", "play_game"]
 class Fault:
     game: int  #: game number (its seed is the run's seed plus this)
     decision: int  #: the bot's decision number in that game (0 for StartGame/EndGame)
-    kind: str  #: rpc, timeout, request_id, index, illegal, malformed
+    #: rpc (an error status from the bot's handler), disconnect (the bot cannot be reached),
+    #: timeout, request_id, index, illegal, malformed
+    kind: str
     message: str
+
+
+#: How many messages of each fault kind a report shows.
+SHOWN_PER_KIND = 3
 
 
 @dataclass(slots=True)
@@ -50,10 +62,42 @@ class ComplianceReport:
     decisions: int = 0
     faults: list[Fault] = field(default_factory=list)
     latencies_ms: list[float] = field(default_factory=list)
+    variant: str = ""  #: ``name@version`` of the games played
+    seats: int = 0
+    move_limit_ms: int = 0
+    bank_ms: int = 0  #: the bank each game starts with
+    max_bank_used_ms: float = 0.0  #: the most bank any one game used
+    #: why the bot stopped being called (it cannot be reached), or ''
+    gone: str = ""
 
     @property
     def ok(self) -> bool:
         return not self.faults
+
+    def by_kind(self) -> dict[str, list[Fault]]:
+        """The faults by kind, in the order each kind first occurred."""
+        kinds: dict[str, list[Fault]] = {}
+        for f in self.faults:
+            kinds.setdefault(f.kind, []).append(f)
+        return kinds
+
+    def details(self) -> Iterator[str]:
+        """The report's lines after its counts: timing against the clock, then each kind of
+        fault with its first messages."""
+        yield (
+            f"slowest answer {self.max_latency_ms:.1f} ms, mean {self.mean_latency_ms:.1f} ms; "
+            f"clock {self.move_limit_ms} ms per move + {self.bank_ms} ms bank per game "
+            f"(most bank used in a game: {self.max_bank_used_ms:.0f} ms)"
+        )
+        if self.gone:
+            yield f"stopped: {self.gone}"
+        for kind, faults in self.by_kind().items():
+            yield f"{kind}: {len(faults)}"
+            for f in faults[:SHOWN_PER_KIND]:
+                where = f"game {f.game}" + (f" decision {f.decision}" if f.decision else "")
+                yield f"  {where}: {f.message}"
+            if len(faults) > SHOWN_PER_KIND:
+                yield f"  ... and {len(faults) - SHOWN_PER_KIND} more"
 
     @property
     def max_latency_ms(self) -> float:
@@ -65,16 +109,13 @@ class ComplianceReport:
 
     def summary(self) -> str:
         lines = [
+            f"variant: {self.variant}, {self.seats} seats",
             f"games: {self.games}",
             f"decisions: {self.decisions}",
             f"faults: {len(self.faults)}",
-            f"latency ms: max {self.max_latency_ms:.1f}, mean {self.mean_latency_ms:.1f}",
+            *self.details(),
+            "PASS" if self.ok else "FAIL",
         ]
-        for f in self.faults[:20]:
-            lines.append(f"  game {f.game} decision {f.decision}: {f.kind}: {f.message}")
-        if len(self.faults) > 20:
-            lines.append(f"  ... and {len(self.faults) - 20} more")
-        lines.append("PASS" if self.ok else "FAIL")
         return "\n".join(lines)
 
 
@@ -115,10 +156,11 @@ def play_game(
     report: ComplianceReport,
     game_number: int = 0,
     move_limit_ms: int = 1000,
+    bank_ms: int = 0,
 ) -> GameState:
-    """One game with the bot at ``bot_seat``; faults and latencies go into ``report``."""
+    """One game with the bot at ``bot_seat``; faults and latencies go into ``report`` (its
+    ``gone`` set when the bot cannot be reached any more)."""
     game_id = f"compliance-{seed}-{bot_seat}"
-    limit_s = move_limit_ms / 1000
     family = family_of(ruleset)
     # The other seats, and the bot's seat when its answer is not accepted, play uniformly at
     # random from their own RNG (the deal does not depend on how they play).
@@ -127,29 +169,43 @@ def play_game(
     def fault(decision: int, kind: str, message: str) -> None:
         report.faults.append(Fault(game_number, decision, kind, message))
 
+    def call_failed(decision: int, call: str, e: grpc.RpcError, elapsed_ms: float) -> None:
+        code = e.code() if isinstance(e, grpc.Call) else None
+        details = e.details() if isinstance(e, grpc.Call) else str(e)
+        if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+            fault(decision, "timeout", f"{call}: no answer in {elapsed_ms:.0f} ms")
+        elif code is grpc.StatusCode.UNAVAILABLE:
+            report.gone = f"the bot cannot be reached ({call}: {details})"
+            fault(decision, "disconnect", f"{call} failed: {code}: {details}")
+        else:
+            fault(decision, "rpc", f"{call} failed: {code}: {details}")
+
     state = family.new_game(ruleset, num_seats, seed)
     report.games += 1
-    started = True
     start = bot_service_pb2.StartGameRequest(
         game_id=game_id,
         variant=ruleset.ident,
         seat=bot_seat,
         num_seats=num_seats,
-        clock=bot_service_pb2.ClockSettings(move_limit_ms=move_limit_ms, bank_ms=0),
+        clock=bot_service_pb2.ClockSettings(move_limit_ms=move_limit_ms, bank_ms=bank_ms),
     )
-    family.fill_start(start, ruleset)
+    family.fill_start_for_seat(start, ruleset, seed)
+    call_s = max(move_limit_ms / 1000, DEFAULT_CALL_S)
+    t0 = time.perf_counter()
     try:
-        stub.StartGame(start, timeout=max(limit_s, 5.0))
+        stub.StartGame(start, timeout=call_s)
+        started = True
     except grpc.RpcError as e:
-        fault(0, "rpc", f"StartGame failed: {e.code()}: {e.details()}")
+        call_failed(0, "StartGame", e, (time.perf_counter() - t0) * 1000)
         started = False
 
+    bank_left = float(bank_ms)
     pending: list[Event] = [family.project(e, bot_seat) for e in state.events]
     decision = 0
     while not state.is_over:
         legal = family.legal_actions(state)
         seat = state.seat
-        if seat != bot_seat or not started:
+        if seat != bot_seat or not started or report.gone:
             action = choose(legal)
         else:
             decision += 1
@@ -161,30 +217,40 @@ def play_game(
                 legal,
                 game_id,
                 request_id,
-                bot_service_pb2.Clock(move_limit_ms=move_limit_ms, bank_left_ms=0),
+                bot_service_pb2.Clock(move_limit_ms=move_limit_ms, bank_left_ms=int(bank_left)),
             )
             pending = []
-            t0 = time.perf_counter()
+            budget_ms = move_limit_ms + bank_left
             chosen: Action | None = None
+            t0 = time.perf_counter()
             try:
-                response = stub.Act(request, timeout=limit_s)
+                response = stub.Act(request, timeout=budget_ms / 1000)
             except grpc.RpcError as e:
-                kind = "timeout" if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED else "rpc"
-                fault(decision, kind, f"Act failed: {e.code()}: {e.details()}")
+                elapsed_ms = (time.perf_counter() - t0) * 1000
+                call_failed(decision, "Act", e, elapsed_ms)
             else:
-                elapsed = time.perf_counter() - t0
-                report.latencies_ms.append(elapsed * 1000)
-                if elapsed > limit_s:
-                    fault(decision, "timeout", f"answered in {elapsed * 1000:.0f} ms")
+                elapsed_ms = (time.perf_counter() - t0) * 1000
+                report.latencies_ms.append(elapsed_ms)
+                if elapsed_ms > budget_ms:
+                    fault(
+                        decision,
+                        "timeout",
+                        f"answered in {elapsed_ms:.0f} ms; the limit was {move_limit_ms} ms "
+                        f"+ {bank_left:.0f} ms of bank",
+                    )
                 else:
                     chosen, kind, message = _judge(response, request_id, legal, state, family)
                     if chosen is None:
                         fault(decision, kind, message)
+            # As the referee: time beyond the move limit comes out of the bank.
+            bank_left = max(0.0, bank_left - max(0.0, elapsed_ms - move_limit_ms))
+            report.max_bank_used_ms = max(report.max_bank_used_ms, bank_ms - bank_left)
             action = chosen if chosen is not None else choose(legal)
         state = family.apply(state, action)
         pending.extend(family.project(e, bot_seat) for e in state.events)
 
-    if started:
+    if started and not report.gone:
+        t0 = time.perf_counter()
         try:
             stub.EndGame(
                 bot_service_pb2.EndGameRequest(
@@ -193,10 +259,10 @@ def play_game(
                     events=family.events_to_pb(pending),
                     view=family.view_to_pb(family.view(state, bot_seat)),
                 ),
-                timeout=max(limit_s, 5.0),
+                timeout=call_s,
             )
         except grpc.RpcError as e:
-            fault(0, "rpc", f"EndGame failed: {e.code()}: {e.details()}")
+            call_failed(0, "EndGame", e, (time.perf_counter() - t0) * 1000)
     return state
 
 
@@ -207,21 +273,37 @@ def check_bot(
     seats: int = 2,
     seed: int = 1,
     move_limit_ms: int = 1000,
+    bank_ms: int = 0,
 ) -> ComplianceReport:
-    """Play ``games`` games against the bot at ``address`` and report how it answered."""
+    """Play ``games`` games against the bot at ``address`` and report how it answered; game
+    ``g`` is dealt from ``seed + g`` with the bot at seat ``g % seats``. Stops early when the
+    bot cannot be reached."""
     ruleset = load(variant)
-    report = ComplianceReport()
+    report = ComplianceReport(
+        variant=ruleset.ident, seats=seats, move_limit_ms=move_limit_ms, bank_ms=bank_ms
+    )
     with grpc.insecure_channel(address) as channel:
         try:
             grpc.channel_ready_future(channel).result(timeout=10)
         except grpc.FutureTimeoutError:
-            report.faults.append(Fault(0, 0, "rpc", f"no bot answers at {address}"))
+            report.gone = f"no bot answers at {address}"
+            report.faults.append(Fault(0, 0, "disconnect", report.gone))
             return report
         stub = bot_service_pb2_grpc.BotServiceStub(channel)
         for g in range(games):
             play_game(
-                stub, ruleset, seats, seed + g, g % seats, report, g, move_limit_ms=move_limit_ms
+                stub,
+                ruleset,
+                seats,
+                seed + g,
+                g % seats,
+                report,
+                g,
+                move_limit_ms=move_limit_ms,
+                bank_ms=bank_ms,
             )
+            if report.gone:
+                break
     return report
 
 
@@ -236,9 +318,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--move-limit-ms", type=int, default=1000)
+    parser.add_argument("--bank-ms", type=int, default=0, help="time bank per game (default 0)")
     args = parser.parse_args(argv)
     report = check_bot(
-        args.address, args.games, args.variant, args.seats, args.seed, args.move_limit_ms
+        args.address,
+        args.games,
+        args.variant,
+        args.seats,
+        args.seed,
+        args.move_limit_ms,
+        args.bank_ms,
     )
     print(report.summary(), flush=True)
     return 0 if report.ok else 1

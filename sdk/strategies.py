@@ -66,7 +66,9 @@ class Strategy(ABC):
 
     ``choose`` gets only what a seat may know, so a strategy that works in-process works on
     the wire too. Randomness comes from the strategy's own ``random.Random`` seeded from its
-    own seed and the game's, so a game replays exactly whatever else runs in the process.
+    own seed and the one ``new_game`` gets (in-process the game seed; behind the SDK's
+    :class:`~sdk.bot.StrategyBot`, the seat's ``Game.bot_seed``), so a game replays exactly
+    whatever else runs in the process.
     """
 
     name = "strategy"

@@ -90,6 +90,9 @@ class OldBot(bot_service_pb2_grpc.BotServiceServicer):
 
     def StartGame(self, request, context):
         assert request.HasField("game_map") and request.HasField("rules")
+        # StartGameRequest.bot_seed (10) came after these stubs: the one field they may not know
+        assert [f.field_number for f in UnknownFieldSet(request)] == [10]
+        request.DiscardUnknownFields()
         self.note("start", request)
         return bot_service_pb2.StartGameResponse()
 

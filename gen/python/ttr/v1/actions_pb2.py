@@ -25,13 +25,14 @@ _sym_db = _symbol_database.Default()
 from ttr.v1 import cards_pb2 as ttr_dot_v1_dot_cards__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14ttr/v1/actions.proto\x12\x06ttr.v1\x1a\x12ttr/v1/cards.proto\"\xdd\x02\n\x06\x41\x63tion\x12\'\n\ndraw_blind\x18\x01 \x01(\x0b\x32\x11.ttr.v1.DrawBlindH\x00\x12*\n\x0c\x64raw_face_up\x18\x02 \x01(\x0b\x32\x12.ttr.v1.DrawFaceUpH\x00\x12)\n\x0b\x63laim_route\x18\x03 \x01(\x0b\x32\x12.ttr.v1.ClaimRouteH\x00\x12+\n\x0c\x64raw_tickets\x18\x04 \x01(\x0b\x32\x13.ttr.v1.DrawTicketsH\x00\x12+\n\x0ckeep_tickets\x18\x05 \x01(\x0b\x32\x13.ttr.v1.KeepTicketsH\x00\x12!\n\tpass_turn\x18\x06 \x01(\x0b\x32\x0c.ttr.v1.PassH\x00\x12\'\n\nplace_suit\x18\x07 \x01(\x0b\x32\x11.ttr.v1.PlaceSuitH\x00\x12%\n\tplace_mix\x18\x08 \x01(\x0b\x32\x10.ttr.v1.PlaceMixH\x00\x42\x06\n\x04kind\"\x0b\n\tDrawBlind\"\x1a\n\nDrawFaceUp\x12\x0c\n\x04slot\x18\x01 \x01(\r\"T\n\nClaimRoute\x12\r\n\x05route\x18\x01 \x01(\r\x12\"\n\x06\x63olour\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\x13\n\x0blocomotives\x18\x03 \x01(\r\"\r\n\x0b\x44rawTickets\"\x1e\n\x0bKeepTickets\x12\x0f\n\x07tickets\x18\x01 \x03(\r\"\x06\n\x04Pass\"S\n\tPlaceSuit\x12\"\n\x06\x63olour\x18\x01 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63\x61rds\x18\x02 \x01(\r\x12\x13\n\x0blocomotives\x18\x03 \x01(\r\"/\n\x08PlaceMix\x12#\n\x07\x63olours\x18\x01 \x03(\x0e\x32\x12.ttr.v1.CardColourb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14ttr/v1/actions.proto\x12\x06ttr.v1\x1a\x12ttr/v1/cards.proto\"\xdd\x02\n\x06\x41\x63tion\x12\'\n\ndraw_blind\x18\x01 \x01(\x0b\x32\x11.ttr.v1.DrawBlindH\x00\x12*\n\x0c\x64raw_face_up\x18\x02 \x01(\x0b\x32\x12.ttr.v1.DrawFaceUpH\x00\x12)\n\x0b\x63laim_route\x18\x03 \x01(\x0b\x32\x12.ttr.v1.ClaimRouteH\x00\x12+\n\x0c\x64raw_tickets\x18\x04 \x01(\x0b\x32\x13.ttr.v1.DrawTicketsH\x00\x12+\n\x0ckeep_tickets\x18\x05 \x01(\x0b\x32\x13.ttr.v1.KeepTicketsH\x00\x12!\n\tpass_turn\x18\x06 \x01(\x0b\x32\x0c.ttr.v1.PassH\x00\x12\'\n\nplace_suit\x18\x07 \x01(\x0b\x32\x11.ttr.v1.PlaceSuitH\x00\x12%\n\tplace_mix\x18\x08 \x01(\x0b\x32\x10.ttr.v1.PlaceMixH\x00\x42\x06\n\x04kind\"\x0b\n\tDrawBlind\"\x1a\n\nDrawFaceUp\x12\x0c\n\x04slot\x18\x01 \x01(\r\"T\n\nClaimRoute\x12\r\n\x05route\x18\x01 \x01(\r\x12\"\n\x06\x63olour\x18\x02 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\x13\n\x0blocomotives\x18\x03 \x01(\r\"\r\n\x0b\x44rawTickets\"\x1e\n\x0bKeepTickets\x12\x0f\n\x07tickets\x18\x01 \x03(\r\"\x06\n\x04Pass\"S\n\tPlaceSuit\x12\"\n\x06\x63olour\x18\x01 \x01(\x0e\x32\x12.ttr.v1.CardColour\x12\r\n\x05\x63\x61rds\x18\x02 \x01(\r\x12\x13\n\x0blocomotives\x18\x03 \x01(\r\"/\n\x08PlaceMix\x12#\n\x07\x63olours\x18\x01 \x03(\x0e\x32\x12.ttr.v1.CardColourB\x17Z\x15ttrarena/ttr/v1;ttrv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'ttr.v1.actions_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'Z\025ttrarena/ttr/v1;ttrv1'
   _globals['_ACTION']._serialized_start=53
   _globals['_ACTION']._serialized_end=402
   _globals['_DRAWBLIND']._serialized_start=404

@@ -48,6 +48,7 @@ class StartGameRequest(_message.Message):
     CLOCK_FIELD_NUMBER: _builtins.int
     EXTENSIONS_FIELD_NUMBER: _builtins.int
     CARD_GAME_FIELD_NUMBER: _builtins.int
+    BOT_SEED_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """Id of the game, unique within the referee's run; every later request repeats it."""
     variant: _builtins.str
@@ -56,6 +57,11 @@ class StartGameRequest(_message.Message):
     """The seat this bot plays (0-based; seat 0 moves first)."""
     num_seats: _builtins.int
     """Number of seats in the game."""
+    bot_seed: _builtins.int
+    """A seed for this seat's own randomness, so that the same game seed replays the same game
+    against bots that draw from it. Derived one way from the game seed and the seat (SHA-256,
+    so it tells nothing of the deal); different for every seat. Absent from older referees.
+    """
     @_builtins.property
     def game_map(self) -> _game_map_pb2.GameMap:
         """The map and the tickets (board games; absent in the card game)."""
@@ -92,12 +98,15 @@ class StartGameRequest(_message.Message):
         clock: Global___ClockSettings | None = ...,
         extensions: _abc.Iterable[_any_pb2.Any] | None = ...,
         card_game: _game_map_pb2.CardGameSetup | None = ...,
+        bot_seed: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["card_game", b"card_game", "clock", b"clock", "game_map", b"game_map", "rules", b"rules"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "card_game", b"card_game", "clock", b"clock", "game_map", b"game_map", "rules", b"rules"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_game", b"card_game", "clock", b"clock", "extensions", b"extensions", "game_id", b"game_id", "game_map", b"game_map", "num_seats", b"num_seats", "rules", b"rules", "seat", b"seat", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed", "bot_seed", b"bot_seed", "card_game", b"card_game", "clock", b"clock", "extensions", b"extensions", "game_id", b"game_id", "game_map", b"game_map", "num_seats", b"num_seats", "rules", b"rules", "seat", b"seat", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__bot_seed: _TypeAlias = _typing.Literal["bot_seed"]  # noqa: Y015
+    _WhichOneofArgType__bot_seed: _TypeAlias = _typing.Literal["_bot_seed", b"_bot_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bot_seed) -> _WhichOneofReturnType__bot_seed | None: ...
 
 Global___StartGameRequest: _TypeAlias = StartGameRequest  # noqa: Y015
 
