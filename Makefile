@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format bench clean help
+.PHONY: demo test lint format bench clean help toolchains
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -21,8 +21,11 @@ demo: $(STAMP)  ## a tournament of the sample bots over gRPC, then the leaderboa
 	$(BIN)/ttr tournament run --db records/demo.db --players 3 --rounds 4 \
 		sample_bots/random sample_bots/greedy sample_bots/planner
 
-test: $(STAMP)  ## the whole test suite
+test: $(STAMP) toolchains  ## the whole test suite
 	$(BIN)/python -m pytest -q
+
+toolchains:  ## the Debian packages the Go and C++ starter kits build with (installed as root)
+	@bash tools/ensure_toolchains.sh
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
 	$(BIN)/ruff check .
@@ -40,9 +43,8 @@ clean:  ## remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 .PHONY: proto
-proto: $(STAMP)  ## regenerate gen/python (Python code + type stubs) from proto/; commit the result
+proto: $(STAMP)  ## regenerate gen/python and the Node sample bot's copy of proto/; commit them
 	$(BIN)/python -m tools.gen_proto
-
-.PHONY: node-bots
-node-bots:  ## install the npm dependencies of the Node.js sample bot (needs node + npm)
-	@test -d sample_bots/node_random/node_modules || (cd sample_bots/node_random && npm ci --silent --no-audit --no-fund)
+	rm -rf sample_bots/node_random/proto
+	$(BIN)/python -c 'from pathlib import Path; from referee.newbot import copy_protos; \
+		copy_protos(Path("sample_bots/node_random"))'

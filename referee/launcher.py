@@ -8,6 +8,8 @@ elsewhere, as an address ``host:port``. ``bot.toml``::
     author = "..."
     description = "..."
     command = ["{python}", "bot.py"]   # run with the folder as cwd; {python} = our interpreter
+    build = ["make"]                   # optional; run first when the folder changed (build.py)
+    variants = ["usa", "cardgame"]     # optional: the variants it plays (default: every one)
 
 By default the command runs in a sandbox (referee/sandbox.py, docs/security.md): it listens
 on a Unix socket the launcher chose, ``TTR_BOT_ADDRESS=unix:/run/ttr/bot.sock`` inside, which
@@ -16,9 +18,11 @@ debugging of a bot you trust) it runs as a plain child process in its own proces
 listening on a free loopback port, ``TTR_BOT_ADDRESS=127.0.0.1:PORT``.
 
 Either way the launcher waits until the gRPC health check answers SERVING, reads the bot's
-stdout and stderr itself (:class:`BotLog`: a capped log file per game, and the end of stderr
-for startup errors), and on leaving the context sends SIGTERM to every process of the bot,
-then SIGKILL after a grace period, so nothing it started outlives it::
+stdout and stderr itself (:class:`BotLog`: a capped log file per game that also keeps what
+it wrote while starting, the end of stderr for startup errors, and optionally each line live
+to a callback), the same way sandboxed or not, and on leaving the context sends SIGTERM to
+every process of the bot, then SIGKILL after a grace period, so nothing it started outlives
+it::
 
     with launch("sample_bots/greedy") as bot:
         bot.log_to(Path("logs/game-1-seat-0.log"))
@@ -39,6 +43,7 @@ import sys
 import threading
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -48,6 +53,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from referee import sandbox as sandbox_mod
+from referee.match import bounded
 from referee.sandbox import SandboxConfig
 
 ADDRESS_ENV = "TTR_BOT_ADDRESS"
@@ -55,6 +61,9 @@ DEFAULT_STARTUP_S = 10.0
 STOP_GRACE_S = 1.0
 _STDERR_TAIL_LINES = 15
 _STDERR_TAIL_BYTES = 8192
+#: the longest line echoed to a terminal (``BotLog.echo_to``); the log file keeps it whole
+ECHO_LINE_CHARS = 1000
+_ECHO_PIECE_BYTES = 4096  #: a line without a newline is echoed in pieces of this size
 #: the environment of a sandboxed bot (nothing of the referee's own is passed on)
 _SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -85,10 +94,30 @@ class BotConfig:
     author: str
     description: str
     command: tuple[str, ...]
+    #: argvs run before launching when the folder changed (referee/build.py)
+    build: tuple[tuple[str, ...], ...] = ()
+    #: the variants the bot plays (``variants = ["usa", "cardgame"]``); empty: every variant
+    variants: tuple[str, ...] = ()
+
+    def plays(self, variant: str) -> bool:
+        """Whether the bot declares ``variant`` (a name, ``name@version`` compared by name),
+        so a game is refused before it starts rather than lost to a bot that cannot play it."""
+        name = variant.partition("@")[0]
+        return not self.variants or any(v.partition("@")[0] == name for v in self.variants)
+
+    def refusal(self, variant: str) -> str | None:
+        """Why the bot may not play ``variant`` (one line), or None when it may."""
+        if self.plays(variant):
+            return None
+        return (
+            f"{self.folder / 'bot.toml'}: bot {self.name!r} declares variants "
+            f"{', '.join(self.variants)}, not {variant.partition('@')[0]}"
+        )
 
 
-def load_bot_config(folder: str | Path) -> BotConfig:
-    """Read and validate ``folder/bot.toml``."""
+def load_bot_config(folder: str | Path, sandbox: SandboxConfig | None = None) -> BotConfig:
+    """Read and validate ``folder/bot.toml``, and run its build when the folder changed: in
+    a jail unless ``sandbox`` is disabled (``None``: the default sandbox)."""
     folder = Path(folder)
     path = folder / "bot.toml"
     if not folder.is_dir():
@@ -128,7 +157,22 @@ def load_bot_config(folder: str | Path) -> BotConfig:
             f"{path}: key `command` must be a non-empty list of non-empty strings "
             '(e.g. ["{python}", "bot.py"])'
         )
-    return BotConfig(folder, name, version, author, description, tuple(command))
+    from referee.build import ensure_built, parse_build  # it imports this module
+
+    build = parse_build(data.get("build"), path)
+    plays = data.get("variants", ())  # absent: every variant
+    if "variants" in data and (
+        not isinstance(plays, list) or not plays or not all(isinstance(v, str) and v for v in plays)
+    ):
+        raise BotConfigError(
+            f"{path}: key `variants` must be a non-empty list of variant names "
+            '(e.g. ["usa", "cardgame"])'
+        )
+    config = BotConfig(
+        folder, name, version, author, description, tuple(command), build, tuple(plays)
+    )
+    ensure_built(config, sandbox)  # the build, when the folder changed since the last one
+    return config
 
 
 def is_address(spec: str) -> bool:
@@ -185,13 +229,14 @@ class LaunchedBot:
         self.process: subprocess.Popen[bytes] | None = None
         self.address = ""
         self.log = BotLog(self.sandbox.limits.log_kb * 1024)
+        self.log_path: Path | None = None  #: this game's log file (see :meth:`log_to`)
         self._jail: sandbox_mod.Jail | None = None
         if is_address(self.spec):
             self.address = self.spec
             self.name = self.spec
             self.version = ""
         else:
-            self.config = load_bot_config(self.spec)
+            self.config = load_bot_config(self.spec, self.sandbox)
             self.name = self.config.name
             self.version = self.config.version
 
@@ -274,6 +319,12 @@ class LaunchedBot:
         keep only the end of stderr in memory). Called at each game's start, so each game's
         log is its own."""
         self.log.log_to(path)
+        self.log_path = path
+
+    def echo_to(self, sink: Callable[[str], None] | None) -> None:
+        """Also hand each line the bot writes to ``sink`` as it arrives (see
+        :meth:`BotLog.echo_to`); set it before :meth:`start` to see the start-up output too."""
+        self.log.echo_to(sink)
 
     def death(self) -> str:
         """Why the bot is not running: ``""`` while it runs, else its exit status, with the
@@ -317,13 +368,13 @@ class LaunchedBot:
             if code is not None:
                 raise BotStartError(
                     f"bot {self.name!r} exited during startup with status {code}"
-                    + self._stderr_tail()
+                    + self.stderr_note()
                 )
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotStartError(
                     f"bot {self.name!r} not healthy at {self.address} after "
-                    f"{self.startup_s:g} s (last status {status})" + self._stderr_tail()
+                    f"{self.startup_s:g} s (last status {status})" + self.stderr_note()
                 )
             status = health_status(self.address, min(0.5, max(0.05, left)))
             if status == "SERVING":
@@ -331,11 +382,16 @@ class LaunchedBot:
             time.sleep(0.05)
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
-        """The last lines the bot wrote to stderr (empty for a bot entered by address)."""
+        """The last lines the bot wrote to stderr (empty for a bot entered by address), each
+        :func:`~referee.match.bounded` like an echoed line: they are shown on terminals and
+        kept in the store."""
         text = self.log.stderr_tail().decode("utf-8", "replace")
-        return "\n".join(text.rstrip().splitlines()[-lines:])
+        return "\n".join(
+            bounded(line, ECHO_LINE_CHARS) for line in text.rstrip().splitlines()[-lines:]
+        )
 
-    def _stderr_tail(self) -> str:
+    def stderr_note(self) -> str:
+        """The end of the bot's stderr, quoted, to follow a one-line reason it failed."""
         tail = self.stderr_tail()
         if not tail:
             return " (its stderr is empty)"
@@ -393,18 +449,28 @@ class BotLog:
     """A bot's stdout and stderr, read by a thread of ours so that the bot never blocks on a
     full pipe and never writes more than we keep: each game's output goes to its own file,
     capped at ``limit`` bytes (the rest is counted and a note says how much was dropped), and
-    the last few KB of stderr stay in memory to explain a failed start."""
+    the last few KB of stderr stay in memory to explain a failed start.
+
+    Output written before the first :meth:`log_to` (while the bot starts, or while a spare
+    waits for its game) is held in memory, under the same cap, and opens the first file: a
+    bot's start-up messages are never lost. :meth:`echo_to` also hands each line, made safe
+    for a terminal, to a callback as it arrives (``ttr play --verbose``), under the same cap
+    per game."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = None
+        self._early: bytearray | None = bytearray()  #: before the first log_to; None after
         self._written = 0
         self._dropped = 0
         self._tail: collections.deque[bytes] = collections.deque()
         self._tail_bytes = 0
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._echo: Callable[[str], None] | None = None
+        self._echoed = 0  #: bytes echoed this game
+        self._partial = [b"", b""]  #: per stream (stdout, stderr): the line not yet ended
 
     def attach(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
         self._thread = threading.Thread(
@@ -414,23 +480,41 @@ class BotLog:
 
     def log_to(self, path: Path | None) -> None:
         with self._lock:
-            self._finish_file()
+            early, self._early = self._early, None
+            if early is None:
+                self._finish_file()
+            dropped = self._dropped
+            self._written = self._dropped = self._echoed = 0
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._file = path.open("wb")
+                if early:
+                    self._file.write(early)
+                    self._file.flush()
+                    self._written, self._dropped = len(early), dropped
+
+    def echo_to(self, sink: Callable[[str], None] | None) -> None:
+        """Hand every line the bot writes from now on to ``sink`` (``None``: stop). Lines are
+        :func:`~referee.match.bounded` to :data:`ECHO_LINE_CHARS` characters, control
+        characters escaped, so a bot cannot drive the terminal; the sink is called from the
+        reading thread."""
+        with self._lock:
+            self._echo = sink
 
     def stderr_tail(self) -> bytes:
         with self._lock:
             return b"".join(self._tail)
 
     def close(self) -> None:
-        """Stop reading (the pipes close when the bot's processes are gone) and close the file."""
+        """Stop reading (the pipes close when the bot's processes are gone) and close the file.
+        Output held from before the first file is kept for a later :meth:`log_to`."""
         thread = self._thread
         if thread is not None:
             thread.join(timeout=2.0)
         with self._lock:
             self._closed = True
-            self._finish_file()
+            if self._early is None:
+                self._finish_file()
 
     def _finish_file(self) -> None:
         if self._file is None:
@@ -449,6 +533,11 @@ class BotLog:
         # possible unsandboxed); the thread then just ends.
         with contextlib.suppress(OSError, ValueError):
             self._pump_until_eof(stdout, stderr)
+        with self._lock:
+            for stream in (0, 1):  # a last line without its newline
+                if self._partial[stream]:
+                    self._echo_line(self._partial[stream])
+                    self._partial[stream] = b""
 
     def _pump_until_eof(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
         with selectors.DefaultSelector() as sel:
@@ -474,6 +563,13 @@ class BotLog:
                 self._tail_bytes += len(self._tail[-1])
                 while self._tail_bytes > _STDERR_TAIL_BYTES and len(self._tail) > 1:
                     self._tail_bytes -= len(self._tail.popleft())
+            if self._echo is not None:
+                self._echo_chunk(chunk, int(is_stderr))
+            if self._early is not None:
+                room = self.limit - len(self._early)
+                self._early += chunk[: max(room, 0)]
+                self._dropped += max(0, len(chunk) - max(room, 0))
+                return
             if self._file is None or self._closed:
                 return
             room = self.limit - self._written
@@ -482,6 +578,30 @@ class BotLog:
                 self._file.flush()
                 self._written += min(room, len(chunk))
             self._dropped += max(0, len(chunk) - max(room, 0))
+
+    def _echo_chunk(self, chunk: bytes, stream: int) -> None:
+        """Split ``chunk`` into lines for the echo; a line that never ends is cut into pieces
+        of :data:`_ECHO_PIECE_BYTES`, so holding it costs little."""
+        lines = (self._partial[stream] + chunk).split(b"\n")
+        self._partial[stream] = lines.pop()
+        while len(self._partial[stream]) > _ECHO_PIECE_BYTES:
+            lines.append(self._partial[stream][:_ECHO_PIECE_BYTES])
+            self._partial[stream] = self._partial[stream][_ECHO_PIECE_BYTES:]
+        for line in lines:
+            self._echo_line(line)
+
+    def _echo_line(self, line: bytes) -> None:
+        sink = self._echo
+        if sink is None or self._echoed > self.limit:
+            return
+        self._echoed += len(line) + 1
+        if self._echoed > self.limit:
+            sink(
+                f"[ttr: over the {self.limit // 1024} KB per game shown here: the rest of "
+                "this game's output is only counted in its log]"
+            )
+            return
+        sink(bounded(line.decode("utf-8", "replace").rstrip("\r"), ECHO_LINE_CHARS))
 
 
 def _descendants(pid: int) -> list[int]:

@@ -60,6 +60,16 @@ _ETC = (
     "nsswitch.conf",
     "alternatives",
 )
+#: and what a build's network clients need besides: names, addresses, CA certificates
+_ETC_NETWORK = (
+    "resolv.conf",
+    "hosts",
+    "host.conf",
+    "gai.conf",
+    "services",
+    "ssl",
+    "ca-certificates",
+)
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 _HOME_PREFIX = "ttr-bot-"
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -174,10 +184,10 @@ def require_available() -> None:
         )
 
 
-def _namespace_args() -> list[str]:
+def _namespace_args(network: bool = False) -> list[str]:
     args = [
         "--unshare-pid",
-        "--unshare-net",
+        *([] if network else ["--unshare-net"]),
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
@@ -432,21 +442,34 @@ class Jail:
                 os.close(write)
 
     def cleanup(self) -> None:
-        """Kill what is left in its cgroup, remove the cgroup and the socket folder."""
+        """Kill what is left in its cgroup, remove the cgroup and the socket folder.
+        Idempotent: a bot that failed to start is stopped again when its pool closes, and
+        closing the lock's fd twice would close whatever file reused that number (a log)."""
         if self.cgroup is not None:
             self.cgroup.remove()
         shutil.rmtree(self.home, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            os.close(self.lock)
+        lock, self.lock = self.lock, -1
+        if lock != -1:
+            with contextlib.suppress(OSError):
+                os.close(lock)
 
 
 def prepare(
-    command: Sequence[str], folder: Path, config: SandboxConfig, env: dict[str, str]
+    command: Sequence[str],
+    folder: Path,
+    config: SandboxConfig,
+    env: dict[str, str],
+    *,
+    build: bool = False,
 ) -> Jail:
     """A :class:`Jail` for ``command`` (already expanded) run in the bot ``folder``.
 
     ``env`` is the whole environment the bot gets (nothing of the referee's is passed on);
     ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
+
+    ``build``: the jail of a bot's build steps (referee/build.py) instead: its folder bound
+    read-write, the network of the host (package registries), no socket, and as root the
+    uid and gid that own the folder rather than a fresh one, so that it can write there.
     """
     require_available()
     sweep_stale()
@@ -461,31 +484,40 @@ def prepare(
     sock_dir.mkdir()
     root = os.geteuid() == 0
     uid = _UID_BASE + secrets.randbelow(_UID_SPAN) if root else None
-    if uid is not None:
-        os.chown(sock_dir, uid, uid)
+    gid = uid
+    if root and build:
+        owner = folder.stat()
+        uid, gid = owner.st_uid, owner.st_gid
+    if uid is not None and gid is not None:
+        os.chown(sock_dir, uid, gid)
     cgroup = Cgroup.create(home.name, limits)  # named as its home: sweep_stale finds both
 
-    binds = _minimal([*python_runtime(), *(Path(p) for p in config.read_only), folder])
+    binds = _minimal(
+        [*python_runtime(), *(Path(p) for p in config.read_only), *([] if build else [folder])]
+    )
     prefix: list[str] = []
     if cgroup is not None:
         # The shell joins the cgroups before it becomes bwrap, so not one process escapes them.
         join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
         prefix += ["/bin/sh", "-c", join, "ttr-jail", *cgroup.procs_files, "--"]
     prefix.append(bwrap)
-    args = [*_namespace_args(), *_system_binds()]
+    args = [*_namespace_args(network=build), *_system_binds()]
     # The scratch tmpfs first: a bot folder that lives under the host's /tmp is then bound on
     # top of it, not hidden by it.
     args += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    args += _parent_dirs([*binds, Path(SOCKET_DIR_INSIDE)])
+    args += _parent_dirs([*binds, folder if build else Path(SOCKET_DIR_INSIDE)])
     for p in binds:
         args += ["--ro-bind", str(p), str(p)]
-    etc = [e for e in _ETC if (Path("/etc") / e).exists()]
+    if build:  # after the runtime: a folder inside the venv or the SDK is still writable
+        args += ["--bind", str(folder), str(folder)]
+    etc = [e for e in (*_ETC, *(_ETC_NETWORK if build else ())) if (Path("/etc") / e).exists()]
     if etc:
         args += ["--perms", "0755", "--dir", "/etc"]
     for e in etc:
         args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
+    if not build:
+        args += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
     args += ["--chdir", str(folder), "--clearenv"]
     inside_env = dict(env)
     inside_env.update(
@@ -501,7 +533,7 @@ def prepare(
         tail += [
             shutil.which("setpriv") or "setpriv",
             f"--reuid={uid}",
-            f"--regid={uid}",
+            f"--regid={gid}",
             "--clear-groups",
             "--inh-caps=-all",
             "--bounding-set=-all",
@@ -515,7 +547,9 @@ def prepare(
     ]
     if cgroup is None:
         rlimits.append(f"--data={limits.memory_mb * 1024 * 1024}")
-        if uid is not None:  # per uid: only meaningful when the bot has a uid of its own
+        # per uid: only meaningful when the bot has a uid of its own (a build's is the
+        # folder owner's, whose other processes count too)
+        if uid is not None and not build:
             rlimits.append(f"--nproc={limits.processes}")
     tail += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
     return Jail(prefix, args, tail, f"unix:{sock_dir / SOCKET_NAME}", home, uid, cgroup, lock)

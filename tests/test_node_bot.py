@@ -1,8 +1,8 @@
 """The Node.js sample bot (sample_bots/node_random) plays a full game against Python bots.
 
 It needs ``node`` and ``npm``: without them the test is skipped, or fails where ``CI`` is set
-(so a CI image that lost Node does not pass silently). Its npm dependencies are installed
-with ``npm ci`` on first use (or by ``make node-bots``).
+(so a CI image that lost Node does not pass silently). Its npm dependencies are installed by
+its bot.toml ``build`` (``npm ci``), which the launcher runs before the first game.
 """
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from referee.cli import main as cli_main
+from referee.newbot import PROTO_ROOT, proto_files
 from referee.replay import verify
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "sample_bots" / "node_random"
-NPM_CI_TIMEOUT_S = 300
+NODE_KIT = ROOT / "referee" / "starters" / "node"
 
 
 def _require_node() -> None:
@@ -33,20 +33,24 @@ def _require_node() -> None:
     pytest.skip(message)
 
 
-def _install_node_bot() -> None:
-    if (NODE_BOT / "node_modules").is_dir():
-        return
-    npm = shutil.which("npm")
-    assert npm is not None
-    done = subprocess.run(
-        [npm, "ci", "--silent", "--no-audit", "--no-fund"],
-        cwd=NODE_BOT,
-        capture_output=True,
-        text=True,
-        timeout=NPM_CI_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, f"npm ci failed in {NODE_BOT}:\n{done.stdout}\n{done.stderr}"
+def test_node_bot_carries_the_current_contract() -> None:
+    """Its proto/ is a copy (so the folder works wherever it is copied): the same files as
+    the repository's proto/, byte for byte."""
+    copy = NODE_BOT / "proto"
+    assert proto_files(copy) == proto_files(PROTO_ROOT), "run `make proto`"
+    stale = [
+        str(rel)
+        for rel in proto_files(PROTO_ROOT)
+        if (copy / rel).read_bytes() != (PROTO_ROOT / rel).read_bytes()
+    ]
+    assert not stale, f"sample_bots/node_random/proto is stale ({stale}): run `make proto`"
+
+
+def test_node_bot_is_the_node_starter_kit() -> None:
+    """One Node bot, not two drifting apart: the sample is what `ttr new-bot --lang node`
+    makes, apart from its bot.toml and README."""
+    for name in ("bot.js", "package.json", "package-lock.json"):
+        assert (NODE_BOT / name).read_bytes() == (NODE_KIT / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("variant", ["usa", "newyork", "cardgame"])
@@ -57,7 +61,6 @@ def test_node_bot_plays_a_full_game(
     and a deck without yellow or white), and on the card game (another rules family: a card
     setup instead of a map, card-game actions): a reader built from proto/ alone copes."""
     _require_node()
-    _install_node_bot()
     record = tmp_path / "game.json"
     bots = [NODE_BOT, ROOT / "sample_bots" / "random", ROOT / "sample_bots" / "greedy"]
     args = ["play", "--variant", variant, "--json", "--seed", "3", "--record", str(record)]

@@ -1,26 +1,28 @@
 #!/usr/bin/env node
-// TTR Arena sample bot in Node.js: answers every decision with a uniformly random legal action.
+// A TTR Arena bot in Node.js: answers every decision with a uniformly random legal action.
 //
-// The contract is read at run time from the repository's proto/ files (../../proto relative
-// to this file), so the bot needs no generated code. Run it with
-//   TTR_BOT_ADDRESS=127.0.0.1:50051 node bot.js      (port 0 picks a free port)
-// or with a Unix socket, which is what the referee's sandbox gives it:
-//   TTR_BOT_ADDRESS=unix:/run/ttr/bot.sock node bot.js
-// It prints `listening on ADDRESS`, serves ttr.v1.BotService and grpc.health.v1.Health,
-// and exits cleanly on SIGTERM or SIGINT.
+// The contract is read at start-up from this folder's proto/ (a copy of the referee's
+// proto/ttr/v1/*.proto) with @grpc/proto-loader, so there is no generated code. The referee
+// starts the bot with TTR_BOT_ADDRESS set (HOST:PORT, port 0 = any free port; or
+// unix:/PATH, which is what its sandbox gives), waits for the gRPC health check to answer
+// SERVING, then calls StartGame, Act for each decision of the bot's seat, and EndGame. By
+// hand:
+//   TTR_BOT_ADDRESS=127.0.0.1:50051 node bot.js
+// It prints `listening on ADDRESS` to stdout, what it does to stderr (the game's log), and
+// exits cleanly on SIGTERM or SIGINT.
 'use strict';
 
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
+const PROTO_ROOT = path.join(__dirname, 'proto');
 const LOADER_OPTIONS = {
-  keepCase: true,
+  keepCase: true, // field names as in the .proto files: game_id, legal_actions, ...
   longs: String,
   enums: String,
   defaults: true,
-  oneofs: true,
+  oneofs: true, // a oneof's member name in a field of its own: action.kind === 'claim_route'
 };
 
 // The standard health service (grpc/health/v1/health.proto), only what Check needs, as
@@ -67,14 +69,46 @@ function loadServices() {
   return { bot, health };
 }
 
-// Games this process is playing: game_id -> { seat, numSeats }. Kept only to show where a
-// real bot would hold its per-game state; several games may run at once.
+// A small seeded generator (splitmix64): the same bot_seed gives the same choices, so
+// `ttr play --seed N` replays the same game. bot_seed arrives as a decimal string (longs:
+// String); a referee that predates it sends none, and then the choices are Math.random's.
+function seededRandom(seedText) {
+  if (seedText === undefined || seedText === null || seedText === '') return Math.random;
+  let state = BigInt.asUintN(64, BigInt(seedText));
+  return () => {
+    state = BigInt.asUintN(64, state + 0x9e3779b97f4a7c15n);
+    let z = state;
+    z = BigInt.asUintN(64, (z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
+    z = BigInt.asUintN(64, (z ^ (z >> 27n)) * 0x94d049bb133111ebn);
+    z ^= z >> 31n;
+    return Number(z >> 11n) / 2 ** 53;
+  };
+}
+
+function log(line) {
+  process.stderr.write(`${line}\n`);
+}
+
+// Games this process is playing: game_id -> { seat, numSeats, decisions, random }. Put your own
+// per-game state here; several games may run at once.
 const games = new Map();
 
 const botImpl = {
   StartGame(call, callback) {
     const req = call.request;
-    games.set(req.game_id, { seat: req.seat, numSeats: req.num_seats });
+    games.set(req.game_id, {
+      seat: req.seat,
+      numSeats: req.num_seats,
+      decisions: 0,
+      random: seededRandom(req.bot_seed),
+    });
+    // A board game sends its map (game_map), the card game its own setup (card_game).
+    const family = req.card_game ? 'card' : 'board';
+    const clock = req.clock || {};
+    log(
+      `game ${req.game_id}: start, ${family} game ${req.variant}, seat ${req.seat} of ` +
+        `${req.num_seats}, ${clock.move_limit_ms} ms a move + ${clock.bank_ms} ms bank`,
+    );
     callback(null, {});
   },
   Act(call, callback) {
@@ -84,13 +118,26 @@ const botImpl = {
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'no legal actions' });
       return;
     }
-    callback(null, {
-      request_id: req.request_id,
-      legal_action_index: Math.floor(Math.random() * n),
-    });
+    const game = games.get(req.game_id);
+    if (game) game.decisions += 1;
+    if (req.rejection) {
+      log(`game ${req.game_id}: previous answer rejected: ${req.rejection.rule}: ${req.rejection.message}`);
+    }
+    const choice = Math.floor((game ? game.random : Math.random)() * n);
+    log(
+      `game ${req.game_id}: ${req.events.length} new event(s), ${n} legal action(s), ` +
+        `chose #${choice}: ${req.legal_actions[choice].kind || 'unknown action'}`,
+    );
+    // Answer by index (or with a whole action: { request_id, action: {...} }).
+    callback(null, { request_id: req.request_id, legal_action_index: choice });
   },
   EndGame(call, callback) {
-    games.delete(call.request.game_id);
+    const req = call.request;
+    const game = games.get(req.game_id);
+    games.delete(req.game_id);
+    const seats = (req.outcome && req.outcome.seats) || [];
+    const scores = seats.map((s) => `seat ${s.seat}: ${s.total} (rank ${s.rank})`).join(', ');
+    log(`game ${req.game_id}: end after ${game ? game.decisions : 0} decision(s); ${scores}`);
     callback(null, {});
   },
 };
@@ -124,7 +171,7 @@ function main() {
   server.addService(services.health, healthImpl);
   server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, port) => {
     if (err) {
-      process.stderr.write(`cannot listen on ${address}: ${err.message}\n`);
+      log(`cannot listen on ${address}: ${err.message}`);
       process.exit(1);
     }
     // Writes to files and pipes are synchronous in Node on POSIX: the line is out at once.

@@ -1,0 +1,326 @@
+"""Build steps of bot folders: bot.toml's optional ``build``, run before a bot is launched.
+
+A bot in a compiled language (or one with packages to install) names its build in
+``bot.toml``, as one argv or a list of them, run in order with the bot folder as working
+directory::
+
+    build = ["make"]
+    build = [["npm", "ci", "--prefer-offline"], ["node", "check.js"]]
+
+The launcher calls :func:`ensure_built` whenever it reads a bot.toml. It builds only when the
+folder differs from what the last successful build left: the stamp ``.ttr-build`` holds a
+fingerprint (relative path, size, mtime and mode of every file) taken right *after* that
+build, so an edited source, a deleted binary or a removed ``node_modules/`` all bring a
+rebuild, and an untouched folder launches at once. Why after and not of the sources only:
+the launcher does not know which files are outputs, and a stamp that trusted a binary someone
+deleted would launch nothing.
+
+Concurrent launches of one folder (a tournament starts several copies) take the lock file
+``.ttr-build.lock`` first: one builds, the others wait and then find the stamp fresh. What a
+build prints goes to ``.ttr-build.log``; a failed build is a :class:`BotBuildError` (a
+``LaunchError``) carrying the end of that log.
+
+A build is the entrant's code, as hostile as its bot, run on the organiser's machine (often
+as root) when a tournament loads its entrants. So, when the launch is sandboxed, each step
+runs in a jail made by :func:`referee.sandbox.prepare` (``build=True``), the bots' own code
+with three differences:
+
+* the bot folder is bound **read-write** (the only writable host path; the runtime, ``/usr``
+  and the ``--read-only`` paths are read-only as for bots; ``HOME`` and ``/tmp`` a private
+  tmpfs, so compilers' and npm's caches start empty and vanish with the step);
+* the **network** is the host's: ``npm ci`` installs the packages of package-lock.json,
+  which an empty cache does not hold (``--offline`` fails with ``ENOTCACHED``), so it must
+  reach the registry; a jail without network could not build a Node bot from nothing;
+* as root, it runs as the **uid and gid that own the folder** (no capabilities,
+  no_new_privs): a fresh uid could not write there, and the owner is who the folder's files
+  already belong to. An organiser who unpacks entrants as root gets builds as uid 0 without
+  capabilities, still confined to the folder by the mount namespace; ``chown -R`` each
+  entrant's folder to an unprivileged account to take uid 0 away from builds too. Not root:
+  a user namespace as the referee's uid, as for bots.
+
+Its limits are :data:`BUILD_LIMITS` (or the launch's, where larger: a compiler needs more
+than a bot), by the same cgroup and rlimits; a step longer than :data:`BUILD_TIMEOUT_S` is
+killed with every process it started. The launcher's own files in the folder (stamp, log,
+lock) are never opened through a link the build may have left in their place.
+
+Unsandboxed launches (``--no-sandbox``, trusted bots only) build as before: as the launching
+user, with that user's environment, caches and file system.
+
+A build must leave everything the bot needs inside the bot folder, because the sandboxed bot
+sees only its folder (read-only) and the system's ``/usr``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import fcntl
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from referee import sandbox as sandbox_mod
+from referee.launcher import _SANDBOX_ENV, BotConfigError, LaunchError
+from referee.sandbox import Limits, SandboxConfig
+
+if TYPE_CHECKING:
+    from referee.launcher import BotConfig
+
+STAMP = ".ttr-build"
+LOG = ".ttr-build.log"
+LOCK = ".ttr-build.lock"
+#: a build that runs longer is stopped and reported (a cold C++ build of the starter kit
+#: takes well under a minute on 2 cores)
+BUILD_TIMEOUT_S = 900.0
+_TAIL_LINES = 15
+#: the files the launcher writes in a bot folder (not the bot's own: a hash of what the bot
+#: is should leave them out, as :func:`fingerprint` does)
+BUILD_FILES = frozenset({STAMP, LOG, LOCK})
+#: folders that change without the author editing anything
+_SKIP_DIRS = frozenset({".git", "__pycache__"})
+
+BuildSteps = tuple[tuple[str, ...], ...]
+#: what a jailed build may use, at least (a bot's own limits are sized for playing, not for
+#: g++ on gRPC headers or a Go build cache): the larger of these and the launch's limits
+BUILD_LIMITS = Limits(
+    memory_mb=4096,
+    processes=512,
+    cpu_s=int(BUILD_TIMEOUT_S),
+    open_files=4096,
+    scratch_mb=2048,  # HOME and /tmp: Go's build cache, npm's cache
+    cpus=float(min(os.cpu_count() or 1, 256)),
+)
+#: the referee's variables a jailed build gets besides the bots' environment: the way out to
+#: a package registry on a network that has a proxy
+_PASSED_ENV = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+
+
+class BotBuildError(LaunchError):
+    """A bot's build failed, timed out or could not run; the message ends with its log's tail."""
+
+
+def parse_build(value: object, path: Path) -> BuildSteps:
+    """bot.toml's ``build``: absent, one argv (a list of strings) or a list of argvs."""
+    if value is None:
+        return ()
+
+    def argv(item: object) -> tuple[str, ...] | None:
+        if isinstance(item, list) and item and all(isinstance(a, str) and a for a in item):
+            return tuple(item)
+        return None
+
+    one = argv(value)
+    if one is not None:
+        return (one,)
+    if isinstance(value, list) and value:
+        steps = [argv(item) for item in value]
+        if all(s is not None for s in steps):
+            return tuple(s for s in steps if s is not None)
+    raise BotConfigError(
+        f"{path}: key `build` must be a command (a non-empty list of non-empty strings, e.g. "
+        '["make"]) or a non-empty list of such commands'
+    )
+
+
+def fingerprint(folder: Path) -> str:
+    """SHA-256 over every file's relative path, size, mtime and mode (not its bytes: a
+    ``node_modules/`` of a thousand files is fingerprinted in milliseconds), leaving out the
+    build's own stamp, log and lock, ``.git`` and ``__pycache__``."""
+    digest = hashlib.sha256()
+    entries: list[tuple[str, str]] = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+        for name in filenames:
+            if dirpath == str(folder) and name in BUILD_FILES:
+                continue
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):  # vanished mid-walk: it is simply not there
+                st = os.lstat(path)
+                rel = os.path.relpath(path, folder)
+                entries.append((rel, f"{st.st_size}:{st.st_mtime_ns}:{st.st_mode:o}"))
+    for rel, meta in sorted(entries):
+        digest.update(f"{rel}\0{meta}\0".encode())
+    return digest.hexdigest()
+
+
+def build_limits(limits: Limits) -> Limits:
+    """The limits of a jailed build: each the larger of the launch's and :data:`BUILD_LIMITS`'s
+    (an organiser who raises the bots' limits raises the builds' too)."""
+    return dataclasses.replace(
+        limits,
+        **{
+            f.name: max(getattr(limits, f.name), getattr(BUILD_LIMITS, f.name))
+            for f in dataclasses.fields(Limits)
+            if f.name != "log_kb"
+        },
+    )
+
+
+def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> bool:
+    """Run ``config.build`` in the bot folder unless the folder is as its last successful
+    build left it; return whether a build ran. Raises :class:`BotBuildError`.
+
+    The build runs in a jail (module docstring) unless ``sandbox`` is disabled; ``None`` is
+    the default sandbox, so a caller that forgets to say does not run hostile code unjailed."""
+    if not config.build:
+        return False
+    if sandbox is None:
+        sandbox = SandboxConfig()
+    folder = config.folder.resolve()
+    stamp = folder / STAMP
+    if _fresh(stamp, folder):  # the common case, and all a read-only prebuilt folder needs
+        return False
+    with _locked(folder, config.name):
+        if _fresh(stamp, folder):  # another launch built it while this one waited
+            return False
+        stamp.unlink(missing_ok=True)  # a failed build must not leave an old stamp valid
+        log = folder / LOG
+        jailed = f" in a sandbox as uid {_build_uid(folder)}" if sandbox.enabled else ""
+        print(
+            f"ttr: building bot {config.name!r} in {folder}{jailed} (log: {log})", file=sys.stderr
+        )
+        started = time.monotonic()
+        with _create(log) as out:
+            for step in config.build:
+                _run_step(config.name, folder, step, out, log, sandbox)
+        with _create(stamp) as out:
+            out.write((fingerprint(folder) + "\n").encode())
+        elapsed = time.monotonic() - started
+        print(f"ttr: built bot {config.name!r} in {elapsed:.1f} s", file=sys.stderr)
+        return True
+
+
+def _build_uid(folder: Path) -> int:
+    """Who a jailed build runs as (sandbox.prepare's choice, for the message)."""
+    return folder.stat().st_uid if os.geteuid() == 0 else os.geteuid()
+
+
+def _create(path: Path) -> IO[bytes]:
+    """A new file at ``path`` in the bot folder, never through a link there: a build is the
+    bot's code, and a ``.ttr-build`` it made a symlink to /etc/passwd must not have the
+    referee (often root) truncate or write that."""
+    path.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.fdopen(os.open(path, flags, 0o644), "wb")
+
+
+def _fresh(stamp: Path, folder: Path) -> bool:
+    try:
+        return stamp.read_text(encoding="utf-8").strip() == fingerprint(folder)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _locked(folder: Path, name: str) -> Iterator[None]:
+    try:
+        fd = os.open(folder / LOCK, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise BotBuildError(
+            f"bot {name!r} ({folder}): cannot build it: cannot write {LOCK} in its folder "
+            f"({e.strerror or e}); a bot with a `build` needs a writable folder"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another launch of this folder may be building
+        yield
+    finally:
+        os.close(fd)
+
+
+def _run_step(
+    name: str,
+    folder: Path,
+    step: tuple[str, ...],
+    out: IO[bytes],
+    log: Path,
+    sandbox: SandboxConfig,
+) -> None:
+    argv = [sys.executable if a == "{python}" else a for a in step]
+    shown = " ".join(step)
+    out.write(f"$ {shown}\n".encode())
+    out.flush()
+    jail: sandbox_mod.Jail | None = None
+    popen: dict[str, object] = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": out,
+        "stderr": subprocess.STDOUT,
+        "start_new_session": True,  # its own process group: a timeout stops all of it
+    }
+    try:
+        if sandbox.enabled:
+            # Found here, by the jail's PATH, so that a missing tool is the same one-line
+            # error as unjailed rather than a complaint of prlimit's in the log.
+            found = (
+                shutil.which(argv[0], path=_SANDBOX_ENV["PATH"]) if "/" not in argv[0] else argv[0]
+            )
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, f"not found on {_SANDBOX_ENV['PATH']}")
+            env = dict(_SANDBOX_ENV)
+            env.update((k, os.environ[k]) for k in _PASSED_ENV if k in os.environ)
+            limits = build_limits(sandbox.limits)
+            try:
+                jail = sandbox_mod.prepare(
+                    argv, folder, dataclasses.replace(sandbox, limits=limits), env, build=True
+                )
+            except sandbox_mod.SandboxError as e:
+                raise BotBuildError(f"bot {name!r} ({folder}): cannot build it: {e}") from None
+            proc = jail.popen(**popen)
+        else:
+            proc = subprocess.Popen(argv, cwd=folder, **popen)  # type: ignore[call-overload]
+    except OSError as e:
+        if jail is not None:
+            jail.cleanup()
+        raise BotBuildError(
+            f"bot {name!r} ({folder}): cannot run its build command `{shown}`: "
+            f"{e.strerror or e} (is the toolchain installed? tools/ensure_toolchains.sh "
+            "installs the starter kits' ones)"
+        ) from None
+    try:
+        _wait(name, folder, shown, proc, log)
+    finally:
+        if jail is not None:
+            jail.cleanup()  # whatever it left running in its cgroup
+
+
+def _wait(name: str, folder: Path, shown: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    try:
+        code = proc.wait(timeout=BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        raise BotBuildError(
+            f"bot {name!r} ({folder}): its build command `{shown}` did not finish in "
+            f"{BUILD_TIMEOUT_S:g} s" + _log_tail(log)
+        ) from None
+    except BaseException:  # interrupted: leave no compiler running
+        _kill(proc)
+        raise
+    if code != 0:
+        why = f"status {code}" if code > 0 else f"signal {-code}"
+        raise BotBuildError(
+            f"bot {name!r} ({folder}): its build command `{shown}` failed with {why}"
+            + _log_tail(log)
+        )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _log_tail(log: Path) -> str:
+    try:  # not through a link the build left in place of its log
+        with os.fdopen(os.open(log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = text.rstrip().splitlines()[-_TAIL_LINES:]
+    return f"; the end of its output (all of it: {log}):\n" + "\n".join("  | " + ln for ln in lines)
