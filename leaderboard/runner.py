@@ -17,7 +17,13 @@ and left for ``--resume``).
 
 Validation. Before a bot is entered it plays one game against copies of a sample bot; any
 fault (it would not start, a timeout, a crash, a rejected answer) leaves it out, with the
-reason reported and stored, and the tournament goes on with the others.
+reason reported and stored, and the tournament goes on with the others. The reason is whole:
+the launcher's or the faults' account, the end of the bot's stderr, and where its whole output
+is (``<records>/logs/validation-<bot id>/``).
+
+Logs. Each bot's stdout and stderr in each game go to a file of their own,
+``<records>/logs/<game id>/seat<N>-<bot>.log`` (capped per game by ``--log-kb``; what a bot
+wrote as it started opens its first game's file), and the store keeps each seat's path.
 
 Secrets. Bots never see a seed or a slot: every game, scheduled or validation, goes on the
 wire under a fresh random id (the one :class:`Match` draws), validation seeds come from the
@@ -60,6 +66,7 @@ from leaderboard.store import (
     TournamentSpec,
 )
 from referee import sandbox as sandbox_mod
+from referee.build import BUILD_FILES
 from referee.family import AnyRuleset, family_of, load
 from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
 from referee.match import Clock, Match, MatchResult, SeatBot
@@ -90,7 +97,8 @@ def bot_content_hash(folder: str | Path) -> str:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _HASH_SKIP_DIRS)
         for name in filenames:
-            if name.endswith(".pyc"):
+            # the build's own stamp, log and lock change on every rebuild of the same sources
+            if name.endswith(".pyc") or (Path(dirpath) == root and name in BUILD_FILES):
                 continue
             path = Path(dirpath) / name
             files.append((path.relative_to(root).as_posix(), path))
@@ -196,6 +204,9 @@ class _BotPool:
         self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
         self.spares: dict[tuple[str, int], LaunchedBot] = {}  #: spawned, not yet serving
         self.stopping: list[threading.Thread] = []  #: replaced bots being stopped
+        #: why a bot last failed to start, whole (with the end of its stderr): ``SeatBot.down``
+        #: keeps one line for the fault record, a left-out bot's reason shows all of it
+        self.start_errors: dict[tuple[str, int], str] = {}
 
     def seat(
         self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
@@ -236,6 +247,7 @@ class _BotPool:
                 bot.start()
             except LaunchError as e:
                 self.bots[key] = bot
+                self.start_errors[key] = str(e)
                 return SeatBot(name, version, "", down=str(e).splitlines()[0])
         self.bots[key] = bot
         if self.sandbox.enabled and self.sandbox.fresh_per_deal:
@@ -272,6 +284,11 @@ class _BotPool:
         if bot is not None:
             bot.log_to(log)
 
+    def stderr_note(self, path: str, copy: int = 0) -> str:
+        """The end of a bot's stderr, quoted to follow a reason (``LaunchedBot.stderr_note``)."""
+        bot = self.bots.get((path, copy))
+        return "" if bot is None else bot.stderr_note()
+
     def death(self, path: str, copy: int = 0) -> str:
         """Why a bot of the pool is not running ("" while it runs): for fault messages."""
         bot = self.bots.get((path, copy))
@@ -302,7 +319,10 @@ def _game_logs(settings: Settings, game_id: str, seats: Sequence[SeatBot]) -> li
 
 
 def _seat_results(
-    result: MatchResult, bot_ids: Sequence[int], ruleset: AnyRuleset
+    result: MatchResult,
+    bot_ids: Sequence[int],
+    ruleset: AnyRuleset,
+    logs: Sequence[Path | None],
 ) -> tuple[SeatResult, ...]:
     faults = result.fault_counts()
     ticket_counts = family_of(ruleset).ticket_counts
@@ -316,6 +336,7 @@ def _seat_results(
             tickets_failed=ticket_counts(s)[1],
             faults=faults[s.seat],
             defaults=result.defaults[s.seat],
+            log_path=None if logs[s.seat] is None else str(logs[s.seat]),
         )
         for s in sorted(result.outcome.seats, key=lambda s: s.seat)
     )
@@ -323,7 +344,8 @@ def _seat_results(
 
 def _play(task: _Play, settings: Settings, ruleset: AnyRuleset, pool: _BotPool) -> GameResult:
     seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
-    for e, log in zip(task.seats, _game_logs(settings, task.game.game_id, seats), strict=True):
+    logs = _game_logs(settings, task.game.game_id, seats)
+    for e, log in zip(task.seats, logs, strict=True):
         pool.log_to(e.path, 0, log)
     record = (
         None if settings.records is None else Path(settings.records) / f"{task.game.game_id}.json"
@@ -353,7 +375,7 @@ def _play(task: _Play, settings: Settings, ruleset: AnyRuleset, pool: _BotPool) 
         record_path=None if record is None else str(record),
         started_at=started,
         finished_at=time.time(),
-        seats=_seat_results(result, [e.bot_id for e in task.seats], ruleset),
+        seats=_seat_results(result, [e.bot_id for e in task.seats], ruleset, logs),
         faults=tuple(
             FaultRow(f.seat, f.decision, f.turn, f.kind, f.rule, f.message) for f in result.faults
         ),
@@ -369,7 +391,11 @@ def _validate(
     entrant = task.entrant
     hero = pool.seat(entrant.path, entrant.name, entrant.version)
     if hero.down:
-        return Validation(entrant, False, f"would not start: {hero.down}")
+        # What it wrote before failing goes to a log of its own; the reason quotes its end.
+        [log] = _game_logs(settings, f"validation-{entrant.bot_id}", [hero])
+        pool.log_to(entrant.path, 0, log)
+        why = pool.start_errors.get((entrant.path, 0), hero.down)
+        return Validation(entrant, False, f"would not start: {why}" + _log_note(log))
     others = [
         pool.seat(settings.validation_bot, "validation", "", copy=i)
         for i in range(1, settings.players)
@@ -404,8 +430,14 @@ def _validate(
     return Validation(
         entrant,
         False,
-        f"{len(faults)} fault(s) in its validation game ({summary}){first}",
+        f"{len(faults)} fault(s) in its validation game ({summary}){first}"
+        + pool.stderr_note(entrant.path)
+        + _log_note(logs[seat]),
     )
+
+
+def _log_note(log: Path | None) -> str:
+    return "" if log is None else f"\n  (its whole output: {log})"
 
 
 class _ParentWatch:
@@ -598,11 +630,16 @@ class _Workers:
 class Events:
     """What the run reports as it goes (the CLI draws the progress display from these)."""
 
+    #: the tournament begun or resumed, before anything else (outputs name it)
+    begun: Callable[[Tournament], None] = lambda t: None
     validating: Callable[[int], None] = lambda total: None
     validated: Callable[[Validation], None] = lambda v: None
     playing: Callable[[int, int], None] = lambda total, done: None  #: games in all, done before
     played: Callable[[GameResult, list[tuple[Entrant, Rating]]], None] = lambda g, top: None
     failed: Callable[[str, str], None] = lambda key, error: None
+    #: a stored game's seat that had faults, with its bot (the seat's ``log_path`` says where
+    #: to look), before that game's ``played``
+    faulty: Callable[[GameResult, SeatResult, Entrant], None] = lambda g, s, e: None
 
 
 @dataclass
@@ -628,8 +665,14 @@ def _schedule_order(entrants: list[Entrant]) -> list[Entrant]:
     return sorted(entrants, key=lambda e: (e.name, e.version, e.content_hash))
 
 
-def _load_entrants(store: Store, bot_dirs: Sequence[str]) -> list[Entrant]:
-    """Read each folder's bot.toml, hash the folder and add the bot to the store."""
+def _load_entrants(
+    store: Store,
+    bot_dirs: Sequence[str],
+    variant: str | None = None,
+    sandbox: SandboxConfig | None = None,
+) -> list[Entrant]:
+    """Read each folder's bot.toml, hash the folder and add the bot to the store; a bot whose
+    bot.toml does not declare ``variant`` is refused."""
     seen_paths: dict[str, str] = {}
     seen_names: dict[str, str] = {}
     loaded: list[tuple[BotConfig, str, str]] = []
@@ -641,9 +684,12 @@ def _load_entrants(store: Store, bot_dirs: Sequence[str]) -> list[Entrant]:
                 "hashed or restarted"
             )
         try:
-            config = load_bot_config(folder)
+            config = load_bot_config(folder, sandbox)  # its build jailed as the bots are
         except LaunchError as e:
             raise TournamentError(str(e)) from None
+        refusal = config.refusal(variant) if variant is not None else None
+        if refusal is not None:
+            raise TournamentError(refusal)
         path = str(folder.resolve())
         if path in seen_paths:
             raise TournamentError(f"{spec}: the same bot folder is entered twice")
@@ -692,6 +738,7 @@ def _begin(
     startup_s: float,
     records: str | None,
     name: str,
+    sandbox: SandboxConfig | None = None,
 ) -> tuple[Tournament, list[Entrant]]:
     unfinished = store.unfinished_tournament()
     if unfinished is not None:
@@ -709,7 +756,7 @@ def _begin(
         raise TournamentError(f"--rounds must be at least 1, not {rounds}")
     if records is not None:
         _check_writable(Path(records))
-    entrants = _load_entrants(store, bot_dirs)
+    entrants = _load_entrants(store, bot_dirs, ruleset.name, sandbox)
     if len(entrants) < players:
         raise TournamentError(
             f"{len(entrants)} bot(s) entered; {players}-player games need at least {players}"
@@ -828,7 +875,9 @@ def run(
             startup_s=startup_s,
             records=records,
             name=name,
+            sandbox=sandbox,
         )
+    events.begun(tournament)
     spec = tournament.spec
     settings = dataclasses.replace(_settings_of(spec), sandbox=sandbox or SandboxConfig())
     if settings.sandbox.enabled:
@@ -892,6 +941,9 @@ def run(
                 if store.record_game(answer):
                     outcome.played += 1
                 live = rate_game(live, answer)
+                for s in answer.seats:
+                    if s.faults:
+                        events.faulty(answer, s, by_id[s.bot_id])
                 events.played(answer, _live_top(live, by_id))
         if outcome.complete:
             store.finish_tournament(tid)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -15,6 +17,8 @@ from referee.family import AnyRuleset, family_of, load, variants
 from referee.rules import RulesetError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from referee.sandbox import SandboxConfig
 
 
@@ -49,6 +53,109 @@ def _load(variant: str) -> AnyRuleset:
         return load(variant)
     except RulesetError as e:
         raise UserError(str(e)) from None
+
+
+def _variant(text: str) -> str:
+    """``--variant``, checked as the command line is read, so that a refused command has
+    started and created nothing: a known variant, or name@version with the version this
+    referee plays (``load`` alone would play usa@1 for "usa@7")."""
+    try:
+        ruleset = load(text)
+    except RulesetError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if "@" in text and ruleset.ident != text:
+        raise argparse.ArgumentTypeError(
+            f"unknown version {text!r}: this referee plays {ruleset.ident}"
+        )
+    return text
+
+
+#: Clock bounds, checked before any bot starts. Under 10 ms per decision no bot answers over
+#: gRPC in time, so every move would be a timeout; over 10 minutes per decision, or an hour of
+#: bank per game, one stuck bot would hold a game (and a league night) longer than anyone
+#: waits. Start-up: 0.1 s to 10 minutes (a JVM or a big model may be slow to load).
+MOVE_MS = (10, 600_000)
+BANK_MS = (0, 3_600_000)
+STARTUP_S = (0.1, 600.0)
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be {low}-{high}, got {value}")
+        return value
+
+    return parse
+
+
+def _float_in(low: float, high: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not low <= value <= high:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"must be {low:g}-{high:g}, got {text}")
+        return value
+
+    return parse
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` that does not exist yet (what creating ``path`` would
+    create first), or None if ``path`` exists."""
+    if path.exists():
+        return None
+    while not path.parent.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def _check_output(path: Path, option: str, folder: bool = False) -> None:
+    """Refuse, before any bot starts, an output path that could not be written after the
+    game: a folder where a file goes (or the reverse), a parent that is a file, a place
+    without write permission. Creates nothing: the probe file is gone when this returns."""
+    import tempfile
+
+    if folder and path.exists() and not path.is_dir():
+        raise UserError(f"{option} {path}: not a folder")
+    if not folder and path.is_dir():
+        raise UserError(f"{option} {path}: is a folder; give a file name")
+    existing = path if folder and path.exists() else path.parent
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UserError(f"{option} {path}: {existing} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as e:
+        raise UserError(
+            f"{option} {path}: cannot write in {existing} ({e.strerror or e})"
+        ) from None
+
+
+class _Undo:
+    """Removes the folders a command would leave behind when it is refused before its work
+    begins (a bot that will not start): a refused command leaves nothing. Pushed first on
+    the command's ExitStack, it runs last, once the bots are stopped; ``armed = False`` once
+    the work has begun, after which everything written is kept."""
+
+    def __init__(self, *paths: Path) -> None:
+        self.created = [p for p in {_first_missing(p) for p in paths} if p is not None]
+        self.armed = True
+
+    def __call__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
+        import shutil
+
+        if self.armed and exc_type is not None:
+            for path in self.created:
+                shutil.rmtree(path, ignore_errors=True)
+        return False  # the exception goes on
 
 
 def format_outcome(ruleset: AnyRuleset, result: Any, names: list[str] | None = None) -> str:
@@ -167,7 +274,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from referee.launcher import LaunchedBot, LaunchError, launch
-    from referee.match import Clock, SeatBot, play_match
+    from referee.match import Clock, SeatBot, fault_line, play_match
 
     ruleset = _load(args.variant)
     low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
@@ -183,18 +290,30 @@ def cmd_play(args: argparse.Namespace) -> int:
         # while they play.
         stamp = time.strftime("%Y%m%d-%H%M%S")
         record = Path("records") / f"{stamp}-{secrets.token_hex(4)}.json"
+    _check_output(record, "--record")
+    logs = _play_log(args.logs, record, 0, "").parent
+    _check_output(logs, "--logs", folder=True)
     with ExitStack() as stack:
+        undo = stack.push(_Undo(record.parent, logs))
         seats: list[SeatBot] = []
         launched: list[LaunchedBot] = []
         try:
             for spec in args.bots:
-                bot = stack.enter_context(launch(spec, startup_s=args.startup_s, sandbox=sandbox))
+                bot = launch(spec, startup_s=args.startup_s, sandbox=sandbox)
+                # a bot whose bot.toml declares other variants is refused before anything starts
+                refusal = bot.config.refusal(ruleset.name) if bot.config is not None else None
+                if refusal is not None:
+                    raise UserError(refusal)
                 if bot.config is not None:
                     bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
+                    if args.verbose:
+                        bot.echo_to(_say_as(f"[{len(seats)} {bot.name}] "))
+                stack.enter_context(bot)
                 seats.append(SeatBot(bot.name, bot.version, bot.address))
                 launched.append(bot)
         except LaunchError as e:
             raise UserError(str(e)) from None
+        undo.armed = False
         try:
             result = play_match(
                 ruleset,
@@ -203,6 +322,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 Clock(args.move_ms, args.bank_ms),
                 record_path=record,
                 diagnose=lambda seat: launched[seat].death(),
+                on_fault=lambda f, played: _say(fault_line(f, seats[f.seat].name, played)),
             )
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
@@ -217,6 +337,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 "tickets_completed": family_of(ruleset).ticket_counts(s)[0],
                 "faults": faults[s.seat],
                 "breakdown": outcome_breakdown(ruleset, s),
+                "log": _str_or_none(launched[s.seat].log_path),
             }
             for s in result.outcome.seats
         ]
@@ -245,8 +366,28 @@ def cmd_play(args: argparse.Namespace) -> int:
                     kinds[f.kind] = kinds.get(f.kind, 0) + 1
             detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
             print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
+    for i, bot in enumerate(launched):
+        where = bot.log_path or "none (a bot entered by address keeps its own output)"
+        print(f"log: {names[i]}: {where}")
     print(f"record: {record}")
     return 0
+
+
+_say_lock = threading.Lock()
+
+
+def _say(line: str) -> None:
+    """A whole line to stderr: bots' output threads and the game loop write at once."""
+    with _say_lock:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _str_or_none(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _say_as(prefix: str) -> Callable[[str], None]:
+    return lambda line: _say(prefix + line)
 
 
 def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
@@ -256,6 +397,117 @@ def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
 
     folder = logs if logs is not None else record.with_name(f"{record.stem}.logs")
     return folder / f"seat{seat}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:40]}.log"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Start a bot folder, run the compliance kit for each variant it plays, stop it; exit 1
+    on any fault (or a bot that cannot be started), printing why."""
+    from referee.launcher import LaunchError, launch, load_bot_config
+    from sdk.compliance import check_bot
+
+    folder = Path(args.bot)
+    if not folder.is_dir():
+        raise UserError(f"{folder}: not a bot folder (no such directory)")
+    sandbox = _sandbox_of(args)
+    try:
+        config = load_bot_config(folder, sandbox)
+    except LaunchError as e:
+        print(f"FAIL: {e}")
+        return 1
+    declared = config.variants or variants()
+    for name in config.variants:
+        try:
+            _variant(name)
+        except argparse.ArgumentTypeError as e:
+            print(f"FAIL: {folder / 'bot.toml'}: key `variants`: {e}")
+            return 1
+    chosen = args.variant or list(declared)
+    names = {v.split("@", 1)[0] for v in declared}
+    for name in chosen:
+        if name.split("@", 1)[0] not in names:
+            raise UserError(
+                f"--variant {name}: {folder / 'bot.toml'} declares only {', '.join(declared)}"
+            )
+    rulesets = [_load(name) for name in chosen]
+    for ruleset in rulesets:
+        if not ruleset.min_players <= args.players <= ruleset.max_players:
+            raise UserError(
+                f"--players {args.players}: {ruleset.name} is for "
+                f"{ruleset.min_players}-{ruleset.max_players} players"
+            )
+    label = _bot_label(config.name, config.version)
+    print(
+        f"ttr check: {label} ({folder}): {args.games} game(s) per variant, {args.players} "
+        f"seats, {args.move_ms} ms per move + {args.bank_ms} ms bank per game",
+        flush=True,
+    )
+    failed: list[str] = []
+    try:
+        with launch(folder, startup_s=args.startup_s, sandbox=sandbox) as bot:
+            for i, ruleset in enumerate(rulesets):
+                report = check_bot(
+                    bot.address,
+                    args.games,
+                    ruleset.ident,
+                    args.players,
+                    args.seed,
+                    args.move_ms,
+                    args.bank_ms,
+                )
+                faults = f"{len(report.faults)} fault(s)" if report.faults else "no fault"
+                print(
+                    f"{ruleset.ident}: {'PASS' if report.ok else 'FAIL'}: {report.games} "
+                    f"game(s), {report.decisions} decisions, {faults}"
+                )
+                for line in report.details():
+                    print(f"  {line}")
+                if not report.ok:
+                    failed.append(ruleset.ident)
+                # death() waits a moment for a bot that is still running: only when it is gone
+                death = bot.death() if report.gone else ""
+                if death:
+                    tail = bot.stderr_tail()
+                    print(f"  the bot {death}" + ("; the end of its stderr:" if tail else ""))
+                    for line in tail.splitlines():
+                        print(f"  | {line}")
+                    rest = [r.ident for r in rulesets[i + 1 :]]
+                    if rest:
+                        print(f"not checked: {', '.join(rest)}")
+                        failed.extend(rest)
+                    break
+    except LaunchError as e:
+        print(f"FAIL: {e}")
+        return 1
+    if failed:
+        print(f"FAIL: {label}: {', '.join(failed)}")
+        return 1
+    print(f"PASS: {label}: {', '.join(r.ident for r in rulesets)}")
+    return 0
+
+
+def cmd_new_bot(args: argparse.Namespace) -> int:
+    from referee.newbot import LANGUAGES, NewBotError, missing_tools, new_bot
+
+    try:
+        folder = new_bot(args.name, args.lang, args.dir)
+    except NewBotError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot create the bot folder: {e.strerror or e}") from None
+    language = LANGUAGES[args.lang]
+    print(f"created {folder}/: a {language.title} bot named {args.name!r}")
+    if language.needs_proto:
+        print(f"  it builds before its first game (bot.toml `build`; log {folder}/.ttr-build.log)")
+    print(f"  play it:  ttr play {folder} sample_bots/random")
+    print(f"  read:     {folder}/README.md")
+    missing = missing_tools(args.lang)
+    if missing:
+        print(
+            f"ttr: warning: not found on PATH: {', '.join(missing)}; install them first "
+            f"(Debian: tools/ensure_toolchains.sh; see {folder}/README.md)",
+            file=sys.stderr,
+        )
+    return 0
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -269,16 +521,53 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_verify(args: argparse.Namespace) -> int:
+    """One line per record; exit 2 if any file is no record (after checking the others),
+    else 1 if any record differs from its replay."""
     from referee.replay import RecordError, verify
 
+    unreadable = differs = 0
+    for record in args.records:
+        try:
+            difference = verify(record)
+        except RecordError as e:
+            if len(args.records) == 1:
+                raise UserError(str(e)) from None
+            print(f"ttr: error: {e}", file=sys.stderr)
+            unreadable += 1
+            continue
+        if difference is not None:
+            print(f"ttr: {record}: DIFFERS at {difference}", file=sys.stderr)
+            differs += 1
+        else:
+            print(f"OK: {record} replays exactly")
+    if len(args.records) > 1:
+        ok = len(args.records) - unreadable - differs
+        print(
+            f"{len(args.records)} records: {ok} replay exactly, {differs} differ, "
+            f"{unreadable} unreadable"
+        )
+    if unreadable:
+        raise SystemExit(2)
+    return 1 if differs else 0
+
+
+def cmd_replay_show(args: argparse.Namespace) -> int:
+    import os
+
+    from referee.replay import RecordError
+    from referee.show import ShowError, show
+
     try:
-        difference = verify(args.record)
-    except RecordError as e:
+        lines = show(args.record, seat=args.seat, first=args.first, last=args.last)
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+    except (RecordError, ShowError) as e:
         raise UserError(str(e)) from None
-    if difference is not None:
-        print(f"ttr: {args.record}: DIFFERS at {difference}", file=sys.stderr)
-        return 1
-    print(f"OK: {args.record} replays exactly")
+    except BrokenPipeError:
+        # The reader (`| head`) has gone: stop quietly. Python would report the failed flush
+        # of stdout at exit, so stdout goes to /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
@@ -295,13 +584,18 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     if args.resume:
         fixed = [
             f"--{name.replace('_', '-')}"
-            for name in ("variant", "players", "rounds", "seed", "records")
+            for name in ("variant", "players", "rounds", "seed", "records", "name")
             if getattr(args, name) is not None
         ]
         if fixed:
             raise UserError(
                 f"{', '.join(fixed)}: a resumed tournament keeps the settings it began with; "
                 "leave them out"
+            )
+        if not args.db.exists():
+            raise UserError(
+                f"{args.db}: no such results store, so no unfinished tournament to resume "
+                "(nothing was created)"
             )
     elif not args.bots:
         raise UserError("give the bot folders to enter (or --resume to finish a tournament)")
@@ -324,12 +618,30 @@ def _tournament_run(
 ) -> int:
     from leaderboard.progress import TournamentDisplay
     from leaderboard.runner import TournamentError, run
-    from leaderboard.store import Store, StoreError
-    from leaderboard.table import leaderboard, render_text, to_json
+    from leaderboard.store import Store, StoreError, Tournament
+    from leaderboard.table import leaderboard, render_text, to_json, tournament_title
+
+    # A run refused before its tournament begins (a bad bot folder, too few bots, records
+    # that cannot be written) leaves no new store or records folder behind.
+    new_store = not args.db.exists()
+    new_records = _first_missing(records)
+    begun: list[Tournament] = []
+
+    def on_begun(tournament: Tournament) -> None:
+        begun.append(tournament)
+        spec = tournament.spec
+        print(
+            f"{'resuming' if args.resume else 'running'} {tournament_title(tournament)}: "
+            f"{spec.variant}, {spec.players} players, {spec.rounds} round(s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     try:
         with Store(args.db) as store:
             display = TournamentDisplay()
+            events = display.events()
+            events.begun = on_begun
             try:
                 with display:
                     outcome = run(
@@ -347,11 +659,12 @@ def _tournament_run(
                         records=str(records),
                         sandbox=sandbox,
                         name=args.name or "",
-                        events=display.events(),
+                        events=events,
                     )
             except KeyboardInterrupt:
+                title = tournament_title(begun[0]) if begun else "the tournament"
                 print(
-                    f"ttr: interrupted; every finished game is stored in {args.db}: "
+                    f"ttr: interrupted; every finished game of {title} is stored in {args.db}: "
                     f"`ttr tournament run --db {args.db} --resume` finishes the tournament",
                     file=sys.stderr,
                 )
@@ -359,10 +672,14 @@ def _tournament_run(
             spec = outcome.tournament.spec
             pools = leaderboard(store, spec.variant, spec.players)
     except (TournamentError, StoreError) as e:
+        if not begun:
+            _remove_created(args.db if new_store else None, new_records)
         raise UserError(str(e)) from None
+    title = tournament_title(outcome.tournament)
     if args.json:
         summary = {
             "tournament": outcome.tournament.tournament_id,
+            "name": spec.name,
             "variant": spec.variant,
             "players": spec.players,
             "rounds": spec.rounds,
@@ -382,11 +699,11 @@ def _tournament_run(
         }
         print(json.dumps(summary, indent=2))
     else:
-        print(render_text(pools), end="")
+        print(render_text(pools, f"{title}: leaderboard of its pool (every stored game)"), end="")
         for v in outcome.rejected:
             print(f"left out: {v.entrant.label}: {v.reason}")
         print(
-            f"tournament #{outcome.tournament.tournament_id}: "
+            f"{title}: "
             f"{outcome.stored_before + outcome.played}/{outcome.total} games stored in "
             f"{args.db}; records in {records}"
         )
@@ -394,7 +711,7 @@ def _tournament_run(
             print(f"base seed {spec.base_seed}: --seed {spec.base_seed} deals the same games")
     if outcome.failed:
         print(
-            f"ttr: {len(outcome.failed)} game(s) failed and were not stored; "
+            f"ttr: {title}: {len(outcome.failed)} game(s) failed and were not stored; "
             f"`ttr tournament run --db {args.db} --resume` plays them again",
             file=sys.stderr,
         )
@@ -402,20 +719,94 @@ def _tournament_run(
     return 0
 
 
-def cmd_leaderboard_show(args: argparse.Namespace) -> int:
+def _remove_created(db: Path | None, records: Path | None) -> None:
+    """Undo what a refused run created: the store file (with SQLite's side files) and the
+    records folder, each given only if it did not exist before the run."""
+    import shutil
+
+    if db is not None:
+        for path in (db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))):
+            path.unlink(missing_ok=True)
+    if records is not None:
+        shutil.rmtree(records, ignore_errors=True)
+
+
+def cmd_tournament_list(args: argparse.Namespace) -> int:
     from leaderboard.store import Store, StoreError
-    from leaderboard.table import leaderboard, render_text, to_json
+    from leaderboard.table import render_tournaments, tournaments_json
 
     try:
         with Store(args.db, create=False) as store:
-            pools = leaderboard(store, args.variant, args.players)
+            rows = tournaments_json(store)
     except StoreError as e:
         raise UserError(str(e)) from None
     if args.json:
-        print(json.dumps(to_json(pools), indent=2))
+        print(json.dumps(rows, indent=2))
     else:
-        print(render_text(pools), end="")
+        print(render_tournaments(rows), end="")
     return 0
+
+
+def cmd_tournament_abandon(args: argparse.Namespace) -> int:
+    from leaderboard.store import Store, StoreError
+    from leaderboard.table import tournament_title
+
+    try:
+        with Store(args.db, create=False) as store:
+            if args.id is not None:
+                tournament = store.tournament(f"#{args.id}")
+            elif args.name is not None:
+                tournament = store.tournament(args.name, number=False)
+            else:
+                unfinished = store.unfinished_tournament()
+                if unfinished is None:
+                    raise UserError(f"{args.db} has no unfinished tournament to abandon")
+                tournament = unfinished
+            before = tournament.state
+            tournament = store.abandon_tournament(tournament.tournament_id)
+            games = store.game_counts().get(tournament.tournament_id, 0)
+    except StoreError as e:
+        raise UserError(str(e)) from None
+    if before == "abandoned":
+        print(f"{tournament_title(tournament)} was already abandoned")
+        return 0
+    print(
+        f"{tournament_title(tournament)} abandoned: its {games} stored game(s) stay and count "
+        f"in the ratings; `ttr tournament run --db {args.db}` can start a new tournament"
+    )
+    return 0
+
+
+def cmd_leaderboard_show(args: argparse.Namespace) -> int:
+    from leaderboard.store import Store, StoreError
+    from leaderboard.table import leaderboard, render
+
+    if args.json and args.format not in (None, "json"):
+        raise UserError(f"--json is --format json; leave out one of --json, --format {args.format}")
+    try:
+        with Store(args.db, create=False) as store:
+            tournament = None if args.tournament is None else store.tournament(args.tournament)
+            if args.variant is not None and not any(
+                args.variant in (v, v.split("@")[0]) for v, _ in store.pools()
+            ):
+                _variant_or_fail(args.variant)  # a known variant that has no games: no table
+            pools = leaderboard(
+                store,
+                args.variant,
+                args.players,
+                None if tournament is None else tournament.tournament_id,
+            )
+    except StoreError as e:
+        raise UserError(str(e)) from None
+    sys.stdout.write(render(pools, "json" if args.json else args.format or "text", tournament))
+    return 0
+
+
+def _variant_or_fail(text: str) -> None:
+    try:
+        _variant(text)
+    except argparse.ArgumentTypeError as e:
+        raise UserError(f"--variant: {e}") from None
 
 
 def _positive_float(text: str) -> float:
@@ -441,16 +832,23 @@ def _nonnegative(text: str) -> int:
 def _add_clock_options(p: argparse.ArgumentParser) -> None:
     """The options of every command that runs games between bot processes."""
     p.add_argument(
-        "--move-ms", type=_positive, default=1000, help="time per decision (default 1000)"
+        "--move-ms",
+        type=_int_in(*MOVE_MS),
+        default=1000,
+        help=f"time per decision, {MOVE_MS[0]}-{MOVE_MS[1]} (default 1000)",
     )
     p.add_argument(
-        "--bank-ms", type=_nonnegative, default=60000, help="time bank per game (default 60000)"
+        "--bank-ms",
+        type=_int_in(*BANK_MS),
+        default=60000,
+        help=f"time bank per game, {BANK_MS[0]}-{BANK_MS[1]} (default 60000)",
     )
     p.add_argument(
         "--startup-s",
-        type=_positive_float,
+        type=_float_in(*STARTUP_S),
         default=10.0,
-        help="how long a bot may take to become healthy (default 10)",
+        help=f"how long a bot may take to become healthy, {STARTUP_S[0]:g}-{STARTUP_S[1]:g} "
+        "(default 10)",
     )
     _add_sandbox_options(p)
 
@@ -557,6 +955,8 @@ def _sandbox_of(args: argparse.Namespace, quiet: bool = False) -> SandboxConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from leaderboard.table import FORMATS
+
     parser = _Parser(
         prog="ttr",
         description="TTR Arena: the referee, bot tools and league tools for Ticket to Ride.",
@@ -592,6 +992,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--variant",
+        type=_variant,
         default="usa",
         help=f"ruleset to play (default usa; available: {', '.join(variants())})",
     )
@@ -615,6 +1016,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bots", nargs="+", metavar="BOT", help="a bot folder or host:port (2-5)")
     p.add_argument(
         "--variant",
+        type=_variant,
         default="usa",
         help=f"ruleset to play (default usa; available: {', '.join(variants())})",
     )
@@ -637,9 +1039,83 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for each bot's stdout+stderr of this game, seat<N>-<bot>.log (default: "
         "beside the record, <record>.logs/)",
     )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show each bot's stdout and stderr live on stderr, each line prefixed by "
+        "'[SEAT NAME] ' (lines cut at 1000 characters, at most --log-kb per bot and game; the "
+        "log files are written as usual). Faults are printed as they happen either way",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     _add_clock_options(p)
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser(
+        "check",
+        help="check that a bot folder plays every variant it declares legally and in time",
+        description=(
+            "Start the bot in BOT_DIR as `ttr play` would (sandboxed unless --no-sandbox), "
+            "then, for each variant it plays (bot.toml's `variants` list; every variant when "
+            "it has none), play GAMES games with the bot at one seat (rotating) and random "
+            "players at the others, calling it exactly as the referee does, under the same "
+            "clocks (--move-ms per decision, time beyond it from a --bank-ms bank per game). "
+            "Any failed or late call, wrong request id or illegal answer is a fault. Prints, "
+            "per variant, the games and decisions played, the faults by kind with their first "
+            "messages, and the slowest answer against the clock; then stops the bot. Exit 0 "
+            "when every variant passed, 1 on any fault or a bot that cannot be started (with "
+            "its stderr), 2 for a usage error."
+        ),
+    )
+    p.add_argument("bot", metavar="BOT_DIR", help="the bot folder (with its bot.toml)")
+    p.add_argument("--games", type=_positive, default=2, help="games per variant (default 2)")
+    p.add_argument(
+        "--variant",
+        type=_variant,
+        action="append",
+        default=None,
+        metavar="VARIANT",
+        help="check only this variant (repeatable; default: every variant the bot declares; "
+        f"available: {', '.join(variants())})",
+    )
+    p.add_argument(
+        "--players",
+        type=_positive,
+        default=2,
+        help="seats per game, the bot's one of them (default 2)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=1, help="seed of the first game; game i uses seed+i (default 1)"
+    )
+    _add_clock_options(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "new-bot",
+        help="make a new bot folder from a starter kit (python, node, go, cpp)",
+        description=(
+            "Make the folder PARENT/NAME holding a bot that plays uniformly random legal "
+            "moves in every variant and logs what it does: bot.toml, the source, a README on "
+            "building, playing and testing it and, for Node, Go and C++, a copy of the "
+            "contract (proto/) and a bot.toml `build` the launcher runs before the first "
+            "game. `ttr play NAME sample_bots/random` plays it at once."
+        ),
+    )
+    p.add_argument("name", metavar="NAME", help="the bot's name and folder name")
+    p.add_argument(
+        "--lang",
+        choices=["python", "node", "go", "cpp"],
+        default="python",
+        help="language of the starter kit (default python)",
+    )
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(),
+        metavar="PARENT",
+        help="folder to create it in (default: the current one)",
+    )
+    p.set_defaults(func=cmd_new_bot)
 
     p = sub.add_parser(
         "sandbox",
@@ -658,14 +1134,57 @@ def build_parser() -> argparse.ArgumentParser:
     replay_sub = p.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
     p = replay_sub.add_parser(
         "verify",
-        help="replay a record through the engine and compare events and final scores",
+        help="replay records through the engine and compare events and final scores",
         description=(
-            "Replay the record's actions from the recorded seed and compare every event and "
-            "the final scores. Exit 0 when identical, 1 naming the first difference."
+            "Replay each record's actions from the recorded seed and compare every event and "
+            "the final scores. One line per record: OK, or the first difference with the "
+            "record's field and both values (e.g. 'turn 37, final scores: "
+            "outcome.seats[2].total: record 112, replay 110'). Exit 0 when every record "
+            "replays exactly, 1 when any differs, 2 when a file is not a game record. "
+            "The format: docs/records.md."
+        ),
+    )
+    p.add_argument(
+        "records", metavar="RECORD", type=Path, nargs="+", help="game records (JSON files)"
+    )
+    p.set_defaults(func=cmd_replay_verify)
+    p = replay_sub.add_parser(
+        "show",
+        help="print a recorded game turn by turn, or what one seat saw",
+        description=(
+            "Replay the record through the engine and print the game turn by turn with "
+            "names: who did what, the face-up row, running scores, every fault with the rule "
+            "and message the bot was sent, and the final score table. With --seat N, only "
+            "what seat N saw: its view (hand, tickets, offered tickets, the others' public "
+            "facts) at each of its decisions and the events as they reached it. Turns are "
+            "numbered as in the record (the first turn is turn 0; setup is shown before it)."
         ),
     )
     p.add_argument("record", metavar="RECORD", type=Path, help="the game record (JSON)")
-    p.set_defaults(func=cmd_replay_verify)
+    p.add_argument(
+        "--seat",
+        type=_nonnegative,
+        default=None,
+        metavar="N",
+        help="show only what seat N saw (0-based)",
+    )
+    p.add_argument(
+        "--from",
+        dest="first",
+        type=_nonnegative,
+        default=None,
+        metavar="TURN",
+        help="start at this turn (default: the setup)",
+    )
+    p.add_argument(
+        "--to",
+        dest="last",
+        type=_nonnegative,
+        default=None,
+        metavar="TURN",
+        help="stop after this turn (default: the end, then the final scores)",
+    )
+    p.set_defaults(func=cmd_replay_show)
 
     p = sub.add_parser(
         "tournament", help="league nights: round-robin tournaments", description="Tournaments."
@@ -687,6 +1206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
     p.add_argument(
         "--variant",
+        type=_variant,
         default=None,
         help=f"ruleset (default usa; available: {', '.join(variants())})",
     )
@@ -715,7 +1235,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="folder for game records (default: DB's name + '-records', beside it)",
     )
-    p.add_argument("--name", default=None, help="a name for the tournament (default: the date)")
+    p.add_argument(
+        "--name",
+        default=None,
+        help="a name for the tournament, shown in its progress, summary, JSON and leaderboard "
+        "(default: the date)",
+    )
     _add_clock_options(p)
     p.add_argument(
         "--reuse-bots",
@@ -725,6 +1250,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(func=cmd_tournament_run)
+    p = tournament_sub.add_parser(
+        "list",
+        help="list a store's tournaments and their states",
+        description=(
+            "One line per tournament of the store, oldest first: number, name, state "
+            "(unfinished: running, or killed and resumable with --resume; finished; "
+            "abandoned), variant, players, rounds, games stored/scheduled ('?' while bots "
+            "are being validated) and when it began."
+        ),
+    )
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of text")
+    p.set_defaults(func=cmd_tournament_list)
+    p = tournament_sub.add_parser(
+        "abandon",
+        help="give up an unfinished tournament that cannot be resumed",
+        description=(
+            "Mark an unfinished tournament abandoned (by default the one --resume would go "
+            "on with): --resume no longer picks it and a new tournament may start. Its "
+            "finished games stay in the store and keep counting in the ratings; nothing is "
+            "deleted. A finished tournament cannot be abandoned."
+        ),
+    )
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--name", default=None, help="the tournament with this name")
+    which.add_argument("--id", type=_positive, default=None, help="the tournament with this number")
+    p.set_defaults(func=cmd_tournament_abandon)
 
     p = sub.add_parser(
         "leaderboard", help="show ratings from a results store", description="Leaderboards."
@@ -736,13 +1289,27 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "TrueSkill ratings recomputed from the stored games, one table per variant and "
             "player count: rank, conservative rating (mu - 3 sigma), mu, sigma, games, wins "
-            "with a 95%% interval for the win rate, average score and faults."
+            "with a 95% interval for the win rate, average score and faults. With "
+            "--tournament, only that tournament's games, every bot starting from a fresh "
+            "rating. --format csv or markdown exports the same tables."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
     p.add_argument("--variant", default=None, help="only this variant (usa, or usa@1)")
     p.add_argument("--players", type=_positive, default=None, help="only games of this size")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument(
+        "--tournament",
+        metavar="NAME|ID",
+        default=None,
+        help="rate only this tournament's games (its number, or its name)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="text (default), json, csv (one row per bot and pool) or markdown",
+    )
+    p.add_argument("--json", action="store_true", help="the same as --format json")
     p.set_defaults(func=cmd_leaderboard_show)
     return parser
 
@@ -752,12 +1319,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         result: int = args.func(args)
+        sys.stdout.flush()  # here, where a closed pipe can still be told apart
     except UserError as e:
         _fail(str(e))
     except KeyboardInterrupt:
         print("ttr: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # some other pipe (a bot's): a real error
+        # `ttr ... | head`: the reader has what it wanted. Stop quietly, as replay show does:
+        # stdout goes to /dev/null so that Python's own flush at exit cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return result
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (poll reports an error on it)."""
+    import select
+
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):  # no fileno (captured), no poll (Windows)
+        return False
 
 
 if __name__ == "__main__":
