@@ -18,6 +18,7 @@ from typing import Any
 from leaderboard.ratings import Standing, standings
 from leaderboard.schedule import games_in
 from leaderboard.store import Store, Tournament
+from referee.family import matches_variant
 
 Pool = tuple[str, int, list[Standing]]  #: (variant ident, seats per game, the table)
 
@@ -55,7 +56,7 @@ def leaderboard(
     """
     pools = []
     for pool_variant, seats in store.pools(tournament_id):
-        if variant is not None and variant not in (pool_variant, pool_variant.split("@")[0]):
+        if variant is not None and not matches_variant(variant, pool_variant):
             continue
         if players is not None and seats != players:
             continue

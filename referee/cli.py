@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from referee.family import AnyRuleset, family_of, load, variants
+from referee.family import AnyRuleset, family_of, load, matches_variant, variants
 from referee.rules import RulesetError
 
 if TYPE_CHECKING:
@@ -787,7 +787,7 @@ def cmd_leaderboard_show(args: argparse.Namespace) -> int:
         with Store(args.db, create=False) as store:
             tournament = None if args.tournament is None else store.tournament(args.tournament)
             if args.variant is not None and not any(
-                args.variant in (v, v.split("@")[0]) for v, _ in store.pools()
+                matches_variant(args.variant, ident) for ident, _ in store.pools()
             ):
                 _variant_or_fail(args.variant)  # a known variant that has no games: no table
             pools = leaderboard(

@@ -224,10 +224,22 @@ def variants() -> tuple[str, ...]:
     return tuple(v for f in FAMILIES for v in f.variants())
 
 
+def variant_name(variant: str) -> str:
+    """``usa`` for ``usa@1`` (and for ``usa``): the part of a variant spec that names the
+    rules, without the version."""
+    return variant.partition("@")[0]
+
+
+def matches_variant(spec: str, ident: str) -> bool:
+    """Whether a user's ``--variant`` (a bare name, matching every version, or a full
+    ``name@version``) selects the ruleset ``ident`` (``usa@1``)."""
+    return spec == ident or spec == variant_name(ident)
+
+
 def family_of_variant(variant: str) -> Family:
     """The family that plays ``variant`` (a name, or ``name@version``); ``RulesetError``
     listing the variants if none does."""
-    name = variant.split("@", 1)[0]
+    name = variant_name(variant)
     for family in FAMILIES:
         if name in family.variants():
             return family
@@ -236,7 +248,7 @@ def family_of_variant(variant: str) -> Family:
 
 def load(variant: str) -> AnyRuleset:
     """The ruleset of ``variant`` from either family; ``RulesetError`` naming the problem."""
-    ruleset: AnyRuleset = family_of_variant(variant).load(variant.split("@", 1)[0])
+    ruleset: AnyRuleset = family_of_variant(variant).load(variant_name(variant))
     return ruleset
 
 
