@@ -19,3 +19,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def regen_golden(request: pytest.FixtureRequest) -> bool:
     """True when the run was asked to rewrite golden files."""
     return bool(request.config.getoption("--regen-golden"))
+
+
+# The real browser of the page tests (tests/browser.py): a fixture any test may ask for.
+from tests.browser import browser, page  # noqa: E402, F401

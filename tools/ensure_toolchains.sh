@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Install what the starter kits' tests build with, when it is missing: the Debian 12 packages
-# of the Go and C++ kits (tests/test_starter_kits.py), and Node.js + npm (the Node kit and
-# sample_bots/node_random). `make test` runs this first, so CI installs them from nothing.
+# Install what the tests need from Debian, when it is missing: the Debian 12 packages of the
+# Go and C++ starter kits (tests/test_starter_kits.py), Node.js + npm (the Node kit and
+# sample_bots/node_random), and Chromium with a font, the real browser the page tests drive
+# through Playwright (tests/browser.py; never a browser downloaded by Playwright). `make test`
+# runs this first, so CI installs them from nothing.
 #
 # As root (or with passwordless sudo) on Debian/Ubuntu it runs apt-get quietly, printing one
 # line; otherwise it prints what is missing and the command that installs it, and exits 0:
@@ -20,6 +22,8 @@ GO_PACKAGES=(
 CPP_PACKAGES=(
     g++ make pkg-config protobuf-compiler protobuf-compiler-grpc libgrpc++-dev libprotobuf-dev
 )
+# Headless Chromium renders text only with a font installed; DejaVu is Debian's default.
+BROWSER_PACKAGES=(chromium fonts-dejavu-core)
 LOG="${TMPDIR:-/tmp}/ttr-ensure-toolchains.log"
 
 installed() {
@@ -29,12 +33,13 @@ installed() {
 if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
     echo "ensure_toolchains: not a Debian system; the Go and C++ starter kits need: Go," \
         "protoc with protoc-gen-go and protoc-gen-go-grpc, grpc-go; g++, pkg-config, gRPC" \
-        "C++ (grpc++, grpc_cpp_plugin); Node.js 18+ with npm. Their tests skip without them."
+        "C++ (grpc++, grpc_cpp_plugin); Node.js 18+ with npm; the page tests need Chromium" \
+        "(or TTR_CHROMIUM=/path/to/chrome). Their tests skip without them."
     exit 0
 fi
 
 missing=()
-for pkg in "${GO_PACKAGES[@]}" "${CPP_PACKAGES[@]}"; do
+for pkg in "${GO_PACKAGES[@]}" "${CPP_PACKAGES[@]}" "${BROWSER_PACKAGES[@]}"; do
     if ! installed "$pkg" && [[ " ${missing[*]-} " != *" $pkg "* ]]; then
         missing+=("$pkg")
     fi
@@ -53,7 +58,7 @@ if [[ $(id -u) -eq 0 ]]; then
 elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
     sudo=(sudo -n)
 else
-    echo "ensure_toolchains: missing ${missing[*]}; the starter kits' tests will skip them." \
+    echo "ensure_toolchains: missing ${missing[*]}; the tests that need them will skip." \
         "Install with: sudo apt-get install --no-install-recommends ${missing[*]}"
     exit 0
 fi
