@@ -571,6 +571,41 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay_view(args: argparse.Namespace) -> int:
+    """Write the replay page (atomically: a refused or failed command leaves no file), then
+    say where it is; --open hands it to the system's browser, if there is one."""
+    import webbrowser
+
+    from referee.match import write_text_atomic
+    from referee.replay import RecordError
+    from referee.show import ShowError
+    from referee.viewer import render_html
+
+    record: Path = args.record
+    out: Path = args.out if args.out is not None else record.with_suffix(".html")
+    if out.resolve() == record.resolve():
+        raise UserError(f"--out {out}: that is the record itself (give another --out)")
+    try:
+        page = render_html(record, seat=args.seat)
+    except (RecordError, ShowError) as e:
+        raise UserError(str(e)) from None
+    try:
+        write_text_atomic(out, page)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot write it: {e.strerror or e}") from None
+    uri = out.resolve().as_uri()
+    print(f"wrote {out} ({out.stat().st_size:,} bytes)")
+    print(uri)
+    if args.open:
+        try:
+            opened = webbrowser.open(uri)
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            print(f"ttr: no browser could be opened; open {uri} yourself", file=sys.stderr)
+    return 0
+
+
 def _records_dir(db: Path) -> Path:
     """Where a tournament's game records go by default: beside the store, named after it."""
     return db.with_name(f"{db.stem}-records")
@@ -1185,6 +1220,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this turn (default: the end, then the final scores)",
     )
     p.set_defaults(func=cmd_replay_show)
+    p = replay_sub.add_parser(
+        "view",
+        help="write a recorded game as one HTML page that replays it (board, hands, scores)",
+        description=(
+            "Replay the record through the engine and write one self-contained HTML file "
+            "(no network needed to open it) that replays the game: the board with the claimed "
+            "routes (or, in the card game, the hands, Railyards and On-the-Track stacks), each "
+            "step's events in words, every seat's score as a chart, the faults where they "
+            "happened, and the final scores. Step with the buttons, the slider or the keys "
+            "(Left/Right, Home/End, Space plays). A perspective selector shows the whole truth "
+            "or exactly what one seat saw (its engine view at each step). With --seat N the "
+            "file holds only seat N's perspective: nothing hidden from that seat is in it, so "
+            "it can be shared. The page: docs/viewer.md."
+        ),
+    )
+    p.add_argument("record", metavar="RECORD", type=Path, help="the game record (JSON)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE.html",
+        help="where to write the page (default: the record's path with .html)",
+    )
+    p.add_argument(
+        "--seat",
+        type=_nonnegative,
+        default=None,
+        metavar="N",
+        help="write only what seat N saw (0-based); default: the truth and every seat",
+    )
+    p.add_argument("--open", action="store_true", help="open the page in the system's web browser")
+    p.set_defaults(func=cmd_replay_view)
 
     p = sub.add_parser(
         "tournament", help="league nights: round-robin tournaments", description="Tournaments."

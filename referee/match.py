@@ -662,12 +662,17 @@ def play_match(
 def write_json_atomic(path: Path, data: object) -> None:
     """Write ``data`` as JSON to ``path`` via a temporary file in the same folder and a
     rename, so a reader never sees half a record."""
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder and a
+    rename: a reader never sees half a file, and a failed write leaves none behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.write("\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -347,7 +347,13 @@ def fault_line(fault: dict[str, Any], who: str) -> str:
     return f"!! {who}: {words}{status}: {message}"
 
 
-def _seat_names(data: dict[str, Any], seats: int) -> tuple[list[str], list[str]]:
+def default_line(default: str, who: str) -> str:
+    """A decision the referee ended with its safe default move, and why (the record's
+    ``default``: ``faults``, ``timeout``, ...)."""
+    return f"!! {who}: the safe default move is played ({default})"
+
+
+def seat_names(data: dict[str, Any], seats: int) -> tuple[list[str], list[str]]:
     """Per seat: the short name for lines (``0:greedy``) and the table's (``0:greedy 1.0``)."""
     short: list[str] = []
     full: list[str] = []
@@ -399,7 +405,7 @@ def _lines(
     family: Family = game.family
     ruleset: AnyRuleset = game.ruleset
     seats = game.start.num_seats
-    names, table_names = _seat_names(data, seats)
+    names, table_names = seat_names(data, seats)
     describe = DESCRIBERS[family.name](ruleset, names)
     faults: dict[int, list[dict[str, Any]]] = {}
     for f in data.get("faults") or []:
@@ -495,4 +501,4 @@ def _decision(
         yield f"  {fault_line(f, name)}"
     default = step.entry.get("default")
     if default and (seat is None or actor == seat):
-        yield f"  !! {name}: the safe default move is played ({default})"
+        yield f"  {default_line(str(default), name)}"

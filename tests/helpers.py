@@ -7,13 +7,29 @@ every case starts from a legal game and changes only what it names.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from leaderboard.store import GameResult, SeatResult
-from referee.rules import GameState, Phase, Ruleset, apply, legal_actions, load_ruleset, new_game
+from referee.family import load
+from referee.match import Clock, SeatBot, play_match
+from referee.rules import (
+    GameState,
+    Pass,
+    Phase,
+    Ruleset,
+    apply,
+    legal_actions,
+    load_ruleset,
+    new_game,
+)
 from referee.rules.actions import KeepTickets
-from referee.rules.cards import COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
+from referee.rules.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
+from sdk import StrategyBot, start_server
+from sdk.card_strategies import CardRandomStrategy
+from sdk.strategies import RandomStrategy
 
 USA = load_ruleset("usa")
 
@@ -215,3 +231,95 @@ def stored_game(index: int, seats: tuple[SeatResult, ...], variant: str = "usa@1
         seats=seats,
         faults=(),
     )
+
+
+#: The clock of the recorded test games: generous, so a slow machine never times a bot out.
+CLOCK = Clock(move_ms=2000, bank_ms=20000)
+
+
+class Liar(StrategyBot):
+    """Plays randomly, but answers ``Pass`` (illegal while it has anything else to do) to
+    its first four requests: three rejections and the default move in its first decision,
+    one rejection in its second."""
+
+    def __init__(self) -> None:
+        super().__init__(RandomStrategy, CardRandomStrategy)
+        self.calls = 0
+
+    def choose(self, view: Any, legal: Sequence[Any]) -> Any:
+        self.calls += 1
+        if self.calls <= 4:
+            return Pass()
+        return super().choose(view, legal)
+
+
+def play(
+    path: Path,
+    variant: str,
+    seats: int,
+    seed: int,
+    liar: bool = False,
+    names: Sequence[str] | None = None,
+) -> Path:
+    """A real game between in-process SDK bots over gRPC, its record written to ``path``.
+    The bots are named ``random``, ``random2`` (``liar`` for the liar in seat 1), ``random3``
+    ... unless ``names`` are given."""
+    bots = [
+        Liar() if liar and i == 1 else StrategyBot(RandomStrategy, CardRandomStrategy)
+        for i in range(seats)
+    ]
+    if names is None:
+        names = ["random", "liar" if liar else "random2"]
+        names += [f"random{i + 1}" for i in range(2, seats)]
+    running = [start_server(b) for b in bots]
+    try:
+        seat_bots = [SeatBot(names[i], "1", r.address) for i, r in enumerate(running)]
+        play_match(load(variant), seat_bots, seed, CLOCK, record_path=path)
+    finally:
+        for r in running:
+            r.stop(grace=None)
+    return path
+
+
+#: The fields ``project`` hides from other seats, per event class (referee/rules/events.py,
+#: referee/cardgame/events.py).
+HIDDEN = {
+    "BlindDrawn": "card",
+    "TicketsDrawn": "tickets",
+    "TicketsKept": "kept",
+    "MovedOnTrack": "cards",
+    "CardsDealt": "cards",
+}
+
+
+def _other(value: Any, size: int) -> Any:
+    """A different secret of the same size (a count stays public)."""
+    if isinstance(value, int):
+        return (value + 1) % size
+    return tuple((v + 1) % size for v in value)
+
+
+def hide_differently(state: Any, seat: int) -> Any:
+    """``state`` with ``seat``'s secrets changed and its public counts kept: its hand and
+    stack permuted, its tickets (kept and offered) others, its last events' hidden fields
+    changed."""
+    n_tickets = len(state.ruleset.tickets)
+    changes: dict[str, Any] = {}
+    for name in ("hands", "stacks"):
+        if hasattr(state, name):
+            per_seat = list(getattr(state, name))
+            per_seat[seat] = tuple(reversed(per_seat[seat]))
+            changes[name] = tuple(per_seat)
+    for name in ("tickets", "offered"):
+        per_seat = list(getattr(state, name))
+        per_seat[seat] = _other(per_seat[seat], n_tickets)
+        changes[name] = tuple(per_seat)
+    new_events = []
+    for e in state.events:
+        field = HIDDEN.get(type(e).__name__)
+        if field is not None and getattr(e, "seat", None) == seat:
+            size = n_tickets if "ticket" in field or field == "kept" else len(CARD_NAMES)
+            e = dataclasses.replace(e, **{field: _other(getattr(e, field), size)})
+        new_events.append(e)
+    changes["events"] = tuple(new_events)
+    return dataclasses.replace(state, **changes)

@@ -25,52 +25,15 @@ from referee.cardgame import events as card_events
 from referee.cli import format_outcome
 from referee.cli import main as cli_main
 from referee.family import BOARD, CARD, family_of, load, variants
-from referee.match import Clock, SeatBot, play_match
 from referee.replay import Step, verify
 from referee.replay import replay as real_replay
-from referee.rules import Pass, Ruleset
+from referee.rules import Ruleset
 from referee.rules import events as board_events
 from referee.rules.cards import CARD_NAMES
-from sdk import StrategyBot, start_server
-from sdk.card_strategies import CardRandomStrategy
-from sdk.strategies import RandomStrategy
+from tests.helpers import hide_differently, play
 from ttr.v1 import cards_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
-CLOCK = Clock(move_ms=2000, bank_ms=20000)
-
-
-class Liar(StrategyBot):
-    """Plays randomly, but answers ``Pass`` (illegal while it has anything else to do) to
-    its first four requests: three rejections and the default move in its first decision,
-    one rejection in its second."""
-
-    def __init__(self) -> None:
-        super().__init__(RandomStrategy, CardRandomStrategy)
-        self.calls = 0
-
-    def choose(self, view: Any, legal: Sequence[Any]) -> Any:
-        self.calls += 1
-        if self.calls <= 4:
-            return Pass()
-        return super().choose(view, legal)
-
-
-def play(path: Path, variant: str, seats: int, seed: int, liar: bool = False) -> Path:
-    """A real game between in-process SDK bots over gRPC, its record written to ``path``."""
-    bots = [
-        Liar() if liar and i == 1 else StrategyBot(RandomStrategy, CardRandomStrategy)
-        for i in range(seats)
-    ]
-    running = [start_server(b) for b in bots]
-    try:
-        names = ["random", "liar" if liar else "random2", "random3", "random4"]
-        seat_bots = [SeatBot(names[i], "1", r.address) for i, r in enumerate(running)]
-        play_match(load(variant), seat_bots, seed, CLOCK, record_path=path)
-    finally:
-        for r in running:
-            r.stop(grace=None)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -237,50 +200,6 @@ def test_a_seat_sees_its_view_at_each_of_its_decisions(
     assert not any(x.startswith("  0:random draws a card from the deck:") for x in lines)
 
 
-#: The fields ``project`` hides from other seats, per event class (referee/rules/events.py,
-#: referee/cardgame/events.py).
-HIDDEN = {
-    "BlindDrawn": "card",
-    "TicketsDrawn": "tickets",
-    "TicketsKept": "kept",
-    "MovedOnTrack": "cards",
-    "CardsDealt": "cards",
-}
-
-
-def _other(value: Any, size: int) -> Any:
-    """A different secret of the same size (a count stays public)."""
-    if isinstance(value, int):
-        return (value + 1) % size
-    return tuple((v + 1) % size for v in value)
-
-
-def _hide_differently(state: Any, seat: int) -> Any:
-    """``state`` with ``seat``'s secrets changed and its public counts kept: its hand and
-    stack permuted, its tickets (kept and offered) others, its last events' hidden fields
-    changed."""
-    n_tickets = len(state.ruleset.tickets)
-    changes: dict[str, Any] = {}
-    for name in ("hands", "stacks"):
-        if hasattr(state, name):
-            per_seat = list(getattr(state, name))
-            per_seat[seat] = tuple(reversed(per_seat[seat]))
-            changes[name] = tuple(per_seat)
-    for name in ("tickets", "offered"):
-        per_seat = list(getattr(state, name))
-        per_seat[seat] = _other(per_seat[seat], n_tickets)
-        changes[name] = tuple(per_seat)
-    new_events = []
-    for e in state.events:
-        field = HIDDEN.get(type(e).__name__)
-        if field is not None and getattr(e, "seat", None) == seat:
-            size = n_tickets if "ticket" in field or field == "kept" else len(CARD_NAMES)
-            e = dataclasses.replace(e, **{field: _other(getattr(e, field), size)})
-        new_events.append(e)
-    changes["events"] = tuple(new_events)
-    return dataclasses.replace(state, **changes)
-
-
 @pytest.mark.parametrize("variant", ["usa", "cardgame"])
 def test_what_a_seat_cannot_see_never_reaches_its_output(
     variant: str,
@@ -297,8 +216,8 @@ def test_what_a_seat_cannot_see_never_reaches_its_output(
         for step in real_replay(*args):
             yield dataclasses.replace(
                 step,
-                before=_hide_differently(step.before, 1),
-                after=_hide_differently(step.after, 1),
+                before=hide_differently(step.before, 1),
+                after=hide_differently(step.after, 1),
             )
 
     monkeypatch.setattr(show_module, "replay", other_secrets)

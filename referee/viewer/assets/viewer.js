@@ -1,0 +1,505 @@
+// ttr replay view: draws the film that referee/viewer/__init__.py embeds (TTR.data()).
+// Every frame was made by the engine (a seat's frame is its view); this script only rebuilds
+// the delta-encoded frames and draws them. Every name, event and fault is set with
+// textContent: bot names and fault messages are hostile input.
+(function () {
+  "use strict";
+  var film = TTR.data();
+  var $ = function (id) { return document.getElementById(id); };
+  var text = TTR.text;
+  if (film.format !== "ttr-film/1") {
+    $("title").textContent = "This file's replay data is of an unknown format (" + film.format + ")";
+    return;
+  }
+  var N = film.steps.length - 1;          // the last step
+  var seats = film.num_seats;
+  var names = film.names;
+  var colours = film.seat_colours;
+  var isBoard = film.family === "board";
+  var PHASES = {deal: "the deal", setup_tickets: "starting tickets", turn: "turn",
+    second_card: "second card", keep_tickets: "ticket choice"};
+  var ROUTE_COLOURS = ["#d7301f", "#f28e2b", "#e8c31c", "#4e9a3a", "#2f6db3", "#e377c2",
+    "#2b2b2b", "#f4f4f4"];
+  var GRAY = "#a3a3a3";
+
+  // ---- frames: the film's deltas, rebuilt (referee.viewer.frames does the same in Python)
+  function patch(prev, delta) {
+    var next = Object.assign({}, prev);
+    for (var key in delta) {
+      var value = delta[key];
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+        var items = prev[key].slice();
+        for (var i in value) items[+i] = Object.assign({}, items[+i], value[i]);
+        next[key] = items;
+      } else {
+        next[key] = value;
+      }
+    }
+    return next;
+  }
+  function decode(stream) {
+    var out = new Array(stream.length), cur = null;
+    for (var i = 0; i < stream.length; i++) {
+      cur = i === 0 ? stream[0] : patch(cur, stream[i]);
+      out[i] = cur;
+    }
+    return out;
+  }
+  var publicFrames = decode(film.public);
+  var ownFrames = {};
+  Object.keys(film.own).forEach(function (s) { ownFrames[s] = decode(film.own[s]); });
+  var secretFrames = film.secret ? decode(film.secret) : null;
+
+  // What the perspective shows of seat s at step k: its own part, or null where hidden.
+  function ownOf(k, s) {
+    if (persp !== "truth" && String(s) !== persp) return null;
+    var own = ownFrames[String(s)];
+    return own ? own[k] : null;
+  }
+  function stackOf(k, s) {
+    if (persp === "truth") return secretFrames ? secretFrames[k].stacks[s] : null;
+    var own = ownOf(k, s);
+    return own ? own.stack : null;
+  }
+
+  // ---- state of the page
+  var perspectives = film.perspectives.map(String);
+  var persp = perspectives[0];
+  var step = 0;
+  var timer = null;
+
+  function seatName(s) { return s >= 0 && s < seats ? names[s] : "seat " + s; }
+  function dot(s) {
+    var d = text("span", null, {"class": "seat-dot"});
+    d.style.background = colours[s];
+    return d;
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function cardName(kind) { return film.card_names[kind] || "card " + kind; }
+  function chip(kind, label) {
+    return text("span", label, {"class": "card k" + kind, title: cardName(kind)});
+  }
+  function handChips(counts) {
+    var box = text("span", null, {"class": "chips hand"});
+    counts.forEach(function (n, kind) { if (n) box.appendChild(chip(kind, n + " " + cardName(kind))); });
+    if (!box.firstChild) box.appendChild(text("span", "no cards", {"class": "muted"}));
+    return box;
+  }
+  function ticketList(indices) {
+    if (!indices.length) return text("span", "none", {"class": "muted"});
+    var box = text("span", null, {"class": "tickets"});
+    indices.forEach(function (t) { box.appendChild(text("span", film.tickets[t] || "ticket #" + t, {"class": "ticket"})); });
+    return box;
+  }
+  function plural(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
+  function faultsShown() {
+    return film.faults.filter(function (f) { return persp === "truth" || String(f.seat) === persp; });
+  }
+
+  // ---- header
+  $("title").textContent = film.title + " (" + film.variant + ")";
+  $("meta").textContent = names.join(" \u00b7 ") + " \u2014 game " + film.game_id +
+    (film.seed !== undefined ? ", seed " + film.seed : "") + ", " + N + " decisions";
+  var select = $("seat");
+  perspectives.forEach(function (p) {
+    var label = p === "truth" ? "whole truth" : "seat " + p + ": " + seatName(+p) + " (what it saw)";
+    select.appendChild(text("option", label, {value: p}));
+  });
+  var notes = $("notes");
+  function note(words, cls) { notes.appendChild(text("span", words, {"class": "note " + (cls || "")})); }
+  if (perspectives.indexOf("truth") < 0) {
+    note("This file holds only what seat " + perspectives[0] + " saw: its view at each step, built by the engine's own view.");
+  }
+  if (isBoard && film.board.schematic) {
+    note("schematic layout: the map data has no board coordinates", "schematic");
+  }
+  if (film.differs) note("The record differs from its replay (" + film.differs + "); shown: the replay.", "fault");
+
+  // ---- the board (board games): drawn once, the owners updated per step
+  var routeNodes = [];
+  function drawBoard() {
+    var stage = $("stage");
+    var b = film.board;
+    var W = 1000, H = 650, pad = 24;
+    var svg = TTR.svg("svg", {viewBox: "0 0 " + W + " " + H, id: "board", "class": "board"}, stage);
+    function px(c) { return [pad + c.x * (W - 2 * pad), pad + c.y * (H - 2 * pad)]; }
+    var tracks = TTR.svg("g", {"class": "tracks"}, svg);
+    b.routes.forEach(function (r, i) {
+      var a = px(b.cities[r[0]]), z = px(b.cities[r[1]]);
+      var dx = z[0] - a[0], dy = z[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
+      var ux = dx / len, uy = dy / len, nx = -uy, ny = ux;
+      var off = r[4] < 0 ? 0 : (i < r[4] ? -4.6 : 4.6);
+      var trim = 9, gap = 2, width = 7, length = r[2];
+      var usable = len - 2 * trim;
+      var car = Math.max((usable - gap * (length - 1)) / length, 2);
+      var g = TTR.svg("g", {"class": "route", "data-route": i, "data-length": length}, tracks);
+      var title = TTR.svg("title", {}, g);
+      title.textContent = r[5];
+      var fill = r[3] < 0 ? GRAY : ROUTE_COLOURS[r[3]];
+      var cars = [];
+      for (var c = 0; c < length; c++) {
+        var s0 = trim + c * (car + gap), s1 = s0 + car;
+        var cx0 = a[0] + ux * s0 + nx * off, cy0 = a[1] + uy * s0 + ny * off;
+        var cx1 = a[0] + ux * s1 + nx * off, cy1 = a[1] + uy * s1 + ny * off;
+        var h = width / 2;
+        var pts = [[cx0 + nx * h, cy0 + ny * h], [cx1 + nx * h, cy1 + ny * h],
+          [cx1 - nx * h, cy1 - ny * h], [cx0 - nx * h, cy0 - ny * h]];
+        cars.push(TTR.svg("polygon", {points: pts.map(function (p) { return p[0].toFixed(1) + "," + p[1].toFixed(1); }).join(" "),
+          fill: fill, "class": "car"}, g));
+      }
+      routeNodes.push({g: g, title: title, cars: cars, fill: fill, label: r[5], owner: -1});
+    });
+    var towns = TTR.svg("g", {"class": "cities"}, svg);
+    b.cities.forEach(function (c) {
+      var p = px(c);
+      if (c.attraction) {
+        var star = [];
+        for (var k = 0; k < 10; k++) {
+          var rad = k % 2 ? 6 : 14, ang = Math.PI / 5 * k - Math.PI / 2;
+          star.push((p[0] + rad * Math.cos(ang)).toFixed(1) + "," + (p[1] + rad * Math.sin(ang)).toFixed(1));
+        }
+        var s = TTR.svg("polygon", {points: star.join(" "), "class": "attraction"}, towns);
+        TTR.svg("title", {}, s).textContent = c.name + ": Tourist Attraction";
+      }
+      TTR.svg("circle", {cx: p[0], cy: p[1], r: 6, "class": "city"}, towns);
+      var east = c.x > 0.85;  // a name to the right of an eastern city would leave the board
+      var label = TTR.svg("text", {x: p[0] + (east ? -8 : 8), y: p[1] - 8, "class": "city-name",
+        "text-anchor": east ? "end" : "start"}, towns);
+      label.textContent = c.name;
+    });
+    var legend = text("div", null, {"class": "legend muted"});
+    legend.appendChild(text("span", "Tracks in their route colours (gray: any colour); a claimed track is filled in its seat's colour."));
+    if (b.cities.some(function (c) { return c.attraction; })) {
+      legend.appendChild(text("span", "\u2605 Tourist Attraction (+" + b.attraction_points +
+        " per attraction a seat's routes touch)", {"class": "attraction-legend"}));
+    }
+    stage.appendChild(legend);
+  }
+  function updateBoard(k) {
+    var owner = {};
+    publicFrames[k].players.forEach(function (p) { p.routes.forEach(function (r) { owner[r] = p.seat; }); });
+    var just = {};
+    film.claims[k].forEach(function (r) { just[r] = true; });
+    routeNodes.forEach(function (node, i) {
+      var o = owner[i] === undefined ? -1 : owner[i];
+      if (o !== node.owner) {
+        node.owner = o;
+        var fill = o < 0 ? node.fill : colours[o];
+        node.cars.forEach(function (c) { c.setAttribute("fill", fill); });
+        if (o < 0) {
+          node.g.removeAttribute("data-owner");
+          node.title.textContent = node.label;
+        } else {
+          node.g.setAttribute("data-owner", o);
+          node.title.textContent = node.label + ": claimed by " + seatName(o);
+        }
+      }
+      node.g.classList.toggle("claimed", o >= 0);
+      node.g.classList.toggle("just", !!just[i]);
+    });
+  }
+
+  // ---- the card game: each seat's Railyard and On-the-Track stack
+  function drawTableau(k) {
+    var stage = clear($("stage"));
+    var frame = publicFrames[k];
+    var grid = text("div", null, {"class": "tableau"});
+    frame.players.forEach(function (p) {
+      var mat = text("div", null, {"class": "mat panel", "data-seat": p.seat});
+      mat.style.borderTopColor = colours[p.seat];
+      var head = text("h3");
+      head.appendChild(dot(p.seat));
+      head.appendChild(text("span", seatName(p.seat)));
+      mat.appendChild(head);
+      mat.appendChild(text("div", "Railyard", {"class": "label"}));
+      var rows = text("div", null, {"class": "railyard"});
+      p.railyard.forEach(function (n, colour) {
+        var locos = p.railyard_locomotives[colour];
+        var row = text("div", null, {"class": "yard-row"});
+        row.appendChild(text("span", cardName(colour), {"class": "yard-colour"}));
+        var cards = text("span", null, {"class": "chips"});
+        for (var i = 0; i < n; i++) cards.appendChild(chip(colour, ""));
+        for (var j = 0; j < locos; j++) cards.appendChild(chip(8, ""));
+        row.appendChild(cards);
+        if (n || locos) row.appendChild(text("span", n + (locos ? " + " + locos + " loco" : ""), {"class": "muted"}));
+        rows.appendChild(row);
+      });
+      mat.appendChild(rows);
+      var stack = stackOf(k, p.seat);
+      var onTrack = text("div", null, {"class": "stack"});
+      onTrack.appendChild(text("span", "On the Track: " + plural(p.stack_size, "card") +
+        (stack ? "" : " (face down)") + " ", {"class": "label"}));
+      if (stack) onTrack.appendChild(handChips(stack));
+      mat.appendChild(onTrack);
+      var done = text("div", null, {"class": "completed"});
+      done.appendChild(text("span", "Completed: ", {"class": "label"}));
+      done.appendChild(ticketList(p.completed));
+      mat.appendChild(done);
+      grid.appendChild(mat);
+    });
+    stage.appendChild(grid);
+  }
+
+  // ---- the table: face-up row, decks
+  function drawTable(k) {
+    var frame = publicFrames[k];
+    var box = clear($("table"));
+    var row = text("div", null, {"class": "row"});
+    row.appendChild(text("span", "Face up: ", {"class": "label"}));
+    var chips = text("span", null, {"class": "chips face-up"});
+    frame.face_up.forEach(function (c) {
+      chips.appendChild(c < 0 ? text("span", "empty", {"class": "card empty"}) : chip(c, cardName(c)));
+    });
+    row.appendChild(chips);
+    box.appendChild(row);
+    var discards = frame.discards.reduce(function (a, b) { return a + b; }, 0);
+    var deck = (isBoard ? "Deck: " : "Deck " + frame.deck_number + ": ") + plural(frame.deck_size, "card") +
+      " \u00b7 discards: " + discards + " \u00b7 ticket deck: " + frame.ticket_deck_size;
+    box.appendChild(text("div", deck, {"class": "decks"}));
+    if (frame.to_act < 0) {
+      box.appendChild(text("div", "Game over (" + String(frame.end_reason).replace(/_/g, " ") + ")", {"class": "over"}));
+    } else if (frame.last_round >= 0) {
+      box.appendChild(text("div", "Final round: " + plural(frame.last_round, "turn") + " left", {"class": "over"}));
+    }
+  }
+
+  // ---- the seats: score, counts, and what the perspective may see of hands and tickets
+  function drawPlayers(k) {
+    var frame = publicFrames[k];
+    var box = clear($("players"));
+    frame.players.forEach(function (p) {
+      var own = ownOf(k, p.seat);
+      var panel = text("div", null, {"class": "player panel", id: "player-" + p.seat, "data-seat": p.seat});
+      panel.style.borderLeftColor = colours[p.seat];
+      if (frame.to_act === p.seat) panel.classList.add("to-act");
+      var head = text("div", null, {"class": "player-head"});
+      head.appendChild(dot(p.seat));
+      head.appendChild(text("strong", seatName(p.seat), {"class": "name"}));
+      if (frame.to_act === p.seat) head.appendChild(text("span", "to act", {"class": "tag"}));
+      head.appendChild(text("span", film.score_label + ": ", {"class": "muted score-label"}));
+      head.appendChild(text("b", String(film.scores[k][p.seat]), {"class": "score", "data-score": p.seat}));
+      panel.appendChild(head);
+      var facts = [plural(p.hand_size, "card"), plural(p.tickets, "ticket") + " in hand"];
+      if (isBoard) facts.push(plural(p.trains, "train") + " left", plural(p.routes.length, "route"));
+      else facts.push("stack " + p.stack_size);
+      panel.appendChild(text("div", facts.join(" \u00b7 "), {"class": "facts muted"}));
+      if (own) {
+        var hand = text("div", null, {"class": "line"});
+        hand.appendChild(text("span", "Hand: ", {"class": "label"}));
+        hand.appendChild(handChips(own.hand));
+        panel.appendChild(hand);
+        var tickets = text("div", null, {"class": "line"});
+        tickets.appendChild(text("span", "Tickets: ", {"class": "label"}));
+        tickets.appendChild(ticketList(own.tickets));
+        panel.appendChild(tickets);
+        if (own.offered.length) {
+          var offered = text("div", null, {"class": "line"});
+          offered.appendChild(text("span", "Offered: ", {"class": "label"}));
+          offered.appendChild(ticketList(own.offered));
+          panel.appendChild(offered);
+        }
+      } else if (p.tickets_pending) {
+        panel.appendChild(text("div", plural(p.tickets_pending, "ticket") + " offered", {"class": "line muted"}));
+      }
+      box.appendChild(panel);
+    });
+  }
+
+  // ---- the step in words, the log, the faults, the chart, the final table
+  function stepHead(k) {
+    if (k === 0) return "Step 0: the deal";
+    var s = film.steps[k];
+    return "Step " + k + " \u00b7 turn " + s[0] + " \u00b7 " + seatName(s[1]) + " \u00b7 " + (PHASES[s[2]] || s[2]);
+  }
+  function stepLines(k) {
+    return film.log[persp][k].map(function (i) { return film.lines[i]; });
+  }
+  var faultsAt = {};
+  function indexFaults() {
+    faultsAt = {};
+    faultsShown().forEach(function (f) { (faultsAt[f.step] = faultsAt[f.step] || []).push(f); });
+  }
+  function drawNow(k) {
+    $("now-head").textContent = stepHead(k);
+    var list = clear($("now-lines"));
+    // a decision's faults came before the move it ended with (show.py prints them so too)
+    (faultsAt[k] || []).forEach(function (f) { list.appendChild(text("li", f.text, {"class": "fault"})); });
+    stepLines(k).forEach(function (line) { list.appendChild(text("li", line)); });
+    if (!list.firstChild) list.appendChild(text("li", "(nothing this seat was told)", {"class": "muted"}));
+  }
+  var logNodes = [];
+  function drawLog() {
+    var log = clear($("log"));
+    logNodes = [];
+    var frag = document.createDocumentFragment();
+    for (var k = 0; k <= N; k++) {
+      var entry = text("div", null, {"class": "entry", "data-step": k});
+      entry.appendChild(text("div", stepHead(k), {"class": "entry-head"}));
+      (faultsAt[k] || []).forEach(function (f) {
+        entry.appendChild(text("div", f.text, {"class": "entry-line fault"}));
+        entry.classList.add("has-fault");
+      });
+      stepLines(k).forEach(function (line) { entry.appendChild(text("div", line, {"class": "entry-line"})); });
+      logNodes.push(entry);
+      frag.appendChild(entry);
+    }
+    log.appendChild(frag);
+  }
+  $("log").addEventListener("click", function (e) {
+    var node = e.target.closest ? e.target.closest(".entry") : null;
+    if (node) go(+node.getAttribute("data-step"));
+  });
+  function drawFaults() {
+    var list = clear($("faults"));
+    var shown = faultsShown();
+    if (!shown.length) list.appendChild(text("li", "none", {"class": "muted"}));
+    shown.forEach(function (f) {
+      var s = film.steps[f.step];
+      var item = text("li", null, {"class": "fault-item", "data-step": f.step});
+      item.appendChild(text("a", "step " + f.step + " (turn " + s[0] + ")", {href: "#step=" + f.step + "&seat=" + persp}));
+      item.appendChild(text("span", " " + f.text, {"class": "fault"}));
+      item.addEventListener("click", function (e) { e.preventDefault(); go(f.step); });
+      list.appendChild(item);
+    });
+    var ticks = clear($("ticks"));
+    shown.forEach(function (f) {
+      var t = text("span", null, {"class": "tick", title: f.text});
+      t.style.left = (N ? f.step / N * 100 : 0) + "%";
+      ticks.appendChild(t);
+    });
+  }
+  var chart = null;
+  function drawChart() {
+    chart = TTR.chart($("chart"), {
+      width: 460, height: 190, xLabel: "step (" + film.score_label + ")",
+      series: names.map(function (name, s) {
+        return {name: name, colour: colours[s], points: film.scores.map(function (row, k) { return [k, row[s]]; })};
+      }),
+      marks: faultsShown().map(function (f) { return {x: f.step, colour: "#c01048", title: "step " + f.step + ": " + f.text}; })
+    });
+  }
+  function drawFinal(k) {
+    var box = clear($("final"));
+    if (k !== N) {
+      box.appendChild(text("p", "The final scores are shown at the last step.", {"class": "muted"}));
+      return;
+    }
+    var o = film.outcome;
+    box.appendChild(text("h2", "Final scores after " + plural(o.turns, "turn") + " (" + String(o.end_reason).replace(/_/g, " ") + ")"));
+    var table = text("table", null, {"class": "outcome"});
+    var tr = text("tr");
+    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
+    table.appendChild(tr);
+    o.rows.forEach(function (row) {
+      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
+      row.cells.forEach(function (c, i) {
+        var td = text("td", c, {"class": i === 1 ? "left" : ""});
+        if (i === 1) td.insertBefore(dot(row.seat), td.firstChild);
+        r.appendChild(td);
+      });
+      table.appendChild(r);
+    });
+    box.appendChild(table);
+  }
+
+  // ---- moving
+  var slider = $("slider");
+  slider.max = N;
+  function writeHash() {
+    var hash = "#step=" + step + "&seat=" + persp;
+    if (location.hash === hash) return;
+    try { history.replaceState(null, "", hash); } catch (e) { location.replace(hash); }
+  }
+  function go(k) {
+    k = Math.max(0, Math.min(N, k | 0));
+    step = k;
+    if (isBoard) updateBoard(k); else drawTableau(k);
+    drawTable(k);
+    drawPlayers(k);
+    drawNow(k);
+    drawFinal(k);
+    slider.value = k;
+    $("position").textContent = "step " + k + " / " + N;
+    if (chart) chart.cursor(k);
+    logNodes.forEach(function (n) { n.classList.remove("current"); });
+    var current = logNodes[k];
+    if (current) {
+      current.classList.add("current");
+      var log = $("log");
+      if (current.offsetTop < log.scrollTop || current.offsetTop + current.offsetHeight > log.scrollTop + log.clientHeight) {
+        log.scrollTop = current.offsetTop - log.clientHeight / 3;
+      }
+    }
+    writeHash();
+  }
+  function setPerspective(p) {
+    if (perspectives.indexOf(p) < 0) return;
+    persp = p;
+    select.value = p;
+    document.body.setAttribute("data-perspective", p);
+    indexFaults();
+    drawLog();
+    drawFaults();
+    drawChart();
+    go(step);
+  }
+  function stop() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    $("play").textContent = "play";
+    $("play").setAttribute("aria-pressed", "false");
+  }
+  function play() {
+    if (timer !== null) { stop(); return; }
+    if (step >= N) go(0);
+    $("play").textContent = "pause";
+    $("play").setAttribute("aria-pressed", "true");
+    timer = setInterval(function () {
+      if (step >= N) { stop(); return; }
+      go(step + 1);
+    }, 1000 / +$("speed").value);
+  }
+  $("first").addEventListener("click", function () { stop(); go(0); });
+  $("back").addEventListener("click", function () { stop(); go(step - 1); });
+  $("forward").addEventListener("click", function () { stop(); go(step + 1); });
+  $("last").addEventListener("click", function () { stop(); go(N); });
+  $("play").addEventListener("click", play);
+  $("speed").addEventListener("change", function () { if (timer !== null) { stop(); play(); } });
+  slider.addEventListener("input", function () { stop(); go(+slider.value); });
+  select.addEventListener("change", function () { setPerspective(select.value); });
+  document.addEventListener("keydown", function (e) {
+    var tag = e.target && e.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === "ArrowRight") { stop(); go(step + 1); }
+    else if (e.key === "ArrowLeft") { stop(); go(step - 1); }
+    else if (e.key === "Home") { stop(); go(0); }
+    else if (e.key === "End") { stop(); go(N); }
+    else if (e.key === " " && tag !== "BUTTON") { play(); }
+    else return;
+    e.preventDefault();
+  });
+  function readHash() {
+    var params = {};
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      var kv = part.split("=");
+      if (kv.length === 2) params[decodeURIComponent(kv[0])] = decodeURIComponent(kv[1]);
+    });
+    return params;
+  }
+  window.addEventListener("hashchange", function () {
+    var params = readHash();
+    if (params.seat !== undefined && params.seat !== persp && perspectives.indexOf(params.seat) >= 0) {
+      setPerspective(params.seat);
+    }
+    if (params.step !== undefined && +params.step !== step) go(+params.step);
+  });
+
+  // ---- start
+  if (isBoard) drawBoard();
+  var start = readHash();
+  if (start.step !== undefined && /^\d+$/.test(start.step)) step = Math.min(+start.step, N);
+  setPerspective(start.seat !== undefined && perspectives.indexOf(start.seat) >= 0 ? start.seat : persp);
+  window.TTR_READY_MS = performance.now();  // since navigation started (bench/viewer.py)
+  window.TTR_READY = true;
+  document.body.setAttribute("data-ready", "1");
+})();
