@@ -121,6 +121,26 @@ def rate_game(
     return current
 
 
+def rating_history(
+    games: Iterable[GameResult], env: trueskill.TrueSkill | None = None
+) -> dict[int, list[tuple[int, Rating]]]:
+    """Each bot's rating after each game it played, as (the game's position in ``games``,
+    counting from 1; the rating then): the steps :func:`rate_games` takes, kept for the
+    league page's chart. A bot's last entry is its :func:`rate_games` rating, so the chart
+    ends where the table stands."""
+    if env is None:
+        env = environment()
+    current: dict[int, Rating] = {}
+    history: dict[int, list[tuple[int, Rating]]] = {}
+    for position, game in enumerate(games, start=1):
+        if len(game.seats) < 2:
+            continue  # rate_game skips it: nobody was compared
+        current = rate_game(current, game, env)
+        for seat in game.seats:
+            history.setdefault(seat.bot_id, []).append((position, current[seat.bot_id]))
+    return history
+
+
 def _initial(env: trueskill.TrueSkill) -> Rating:
     """A new bot's rating in ``env`` (which may not use our defaults)."""
     rating = env.create_rating()

@@ -32,9 +32,11 @@ stored game of a pool, they keep counting: each of them was a complete, fairly d
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -238,16 +240,27 @@ def _check_game(game: GameResult) -> None:
 class Store:
     """An open results store. Opening creates the file (and its schema) if it is new, unless
     ``create`` is False: a command that only reads (``ttr leaderboard show``) should report a
-    mistyped path, not leave an empty store behind."""
+    mistyped path, not leave an empty store behind.
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    ``readonly`` (implies not ``create``) opens the file with SQLite's ``mode=ro``, for the
+    league page's server, which must never change a store a tournament may be writing: every
+    write fails, and a store that would need creating or upgrading is refused instead. (SQLite
+    may still create the empty ``-wal``/``-shm`` side files a WAL reader needs; the database
+    file itself is not touched.)"""
+
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        if not create and not self.path.exists():
+        self.readonly = readonly
+        if (readonly or not create) and not self.path.exists():
             raise StoreError(f"{self.path}: no such results store")
         try:
             # isolation_level=None: no implicit transactions; every write opens its own
             # (BEGIN IMMEDIATE), so what is one transaction is visible in the code.
-            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            if readonly:
+                uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+                self._db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=True)
+            else:
+                self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot open ({e})") from None
         try:
@@ -271,7 +284,7 @@ class Store:
             )
         }
         if app_id != APPLICATION_ID:
-            if tables or app_id != 0 or version != 0:
+            if tables or app_id != 0 or version != 0 or self.readonly:
                 listed = ", ".join(sorted(tables)) or "none"
                 raise StoreError(
                     f"{self.path}: not a TTR Arena results store "
@@ -288,6 +301,15 @@ class Store:
                 f"{self.path}: damaged results store (schema version {version}, "
                 f"missing tables: {missing})"
             )
+        if self.readonly:
+            if version < SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: results store schema version {version} is older than this "
+                    f"program's ({SCHEMA_VERSION}) and is opened read-only here; "
+                    f"`ttr tournament list --db {self.path}` upgrades it in place"
+                )
+            self._db.execute("PRAGMA query_only = ON")
+            return
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = FULL")
@@ -348,12 +370,33 @@ class Store:
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: several SELECTs see the same snapshot even while the
-        tournament parent commits games in between."""
+        tournament parent commits games in between. Inside :meth:`snapshot`, that one."""
+        if self._db.in_transaction:
+            yield self._db
+            return
         self._db.execute("BEGIN")
         try:
             yield self._db
         finally:
             self._db.execute("COMMIT")
+
+    def snapshot(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """Every read inside the ``with`` sees one state of the store: the league page
+        gathers its tables, charts and progress from many queries, and a game committed
+        between two of them must not make them disagree."""
+        return self._read()
+
+    def revision(self) -> tuple[int, ...]:
+        """A cheap value that changes whenever the stored facts do (a game, an entry, a
+        tournament's state): a reader caches what it computes from the store under it."""
+        row = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM games), (SELECT COUNT(*) FROM bots),"
+            " (SELECT COUNT(*) FROM tournaments),"
+            " (SELECT COUNT(finished_at) + COUNT(abandoned_at) FROM tournaments),"
+            " (SELECT COUNT(*) FROM entries),"
+            " (SELECT TOTAL(accepted) + TOTAL(LENGTH(reason)) FROM entries)"
+        ).fetchone()
+        return tuple(int(x) for x in row)
 
     # tournaments
 
@@ -633,6 +676,30 @@ class Store:
             _game(row, tuple(seats.get(row[0], ())), tuple(faults.get(row[0], ())))
             for row in game_rows
         ]
+
+    def game(self, game_id: str) -> GameResult | None:
+        """The stored game with exactly this id, or None."""
+        with self._read() as db:
+            row = db.execute(
+                f"SELECT {_GAME_COLUMNS} FROM games g WHERE g.game_id = ?", (game_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            seats = db.execute(
+                "SELECT seat, bot_id, score, rank, tickets_completed, tickets_failed, faults,"
+                " defaults, log_path FROM seats WHERE game_id = ? ORDER BY seat",
+                (game_id,),
+            ).fetchall()
+            faults = db.execute(
+                "SELECT seat, decision, turn, kind, rule, message FROM faults"
+                " WHERE game_id = ? ORDER BY n",
+                (game_id,),
+            ).fetchall()
+        return _game(
+            row,
+            tuple(SeatResult(*seat) for seat in seats),
+            tuple(FaultRow(*fault) for fault in faults),
+        )
 
     def pools(self, tournament_id: int | None = None) -> list[tuple[str, int]]:
         """The (variant, seat count) pairs that have games (of one tournament, if given): one

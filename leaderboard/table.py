@@ -88,6 +88,16 @@ def _labels(table: list[Standing]) -> dict[int, str]:
     }
 
 
+HEADERS = _HEADERS  #: the columns of every table, as :func:`render_text` heads them
+
+
+def text_rows(table: list[Standing]) -> list[tuple[str, ...]]:
+    """Each row's cells exactly as :func:`render_text` prints them (bot names included):
+    the league page shows the same figures, rounded the same way, as ``leaderboard show``."""
+    labels = _labels(table)
+    return [_row(s, labels[s.bot.bot_id]) for s in table]
+
+
 def _row(s: Standing, label: str) -> tuple[str, ...]:
     lo, hi = s.win_interval
     return (

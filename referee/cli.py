@@ -837,6 +837,48 @@ def cmd_leaderboard_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_leaderboard_serve(args: argparse.Namespace) -> int:
+    import signal
+    from types import FrameType
+
+    from leaderboard.store import StoreError
+    from leaderboard.web import PageError
+    from leaderboard.web.server import serve
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt  # `kill` stops the server as cleanly as Ctrl-C does
+
+    previous_term = signal.signal(signal.SIGTERM, on_term)
+    try:
+        serve(args.db, args.host, args.port, refresh_s=args.refresh, recent=args.recent)
+    except (StoreError, PageError) as e:
+        raise UserError(str(e)) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous_term)
+    return 0
+
+
+def cmd_leaderboard_html(args: argparse.Namespace) -> int:
+    from leaderboard.store import StoreError
+    from leaderboard.web import PageError
+    from leaderboard.web.static import export, human_size
+
+    try:
+        done = export(args.db, args.out, recent=args.recent, logs=args.logs)
+    except (StoreError, PageError) as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"--out {args.out}: cannot write ({e.strerror or e})") from None
+    logs = f", {done.logs} bot log(s)" if args.logs else ""
+    print(
+        f"wrote {done.out / 'index.html'} with {done.replays} game replay(s){logs} "
+        f"({human_size(done.size)}); every link is relative: copy the folder to any web host"
+    )
+    for game_id, why in done.failed:
+        print(f"  no replay for {game_id}: {why}")
+    return 0
+
+
 def _variant_or_fail(text: str) -> None:
     try:
         _variant(text)
@@ -1378,6 +1420,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="the same as --format json")
     p.set_defaults(func=cmd_leaderboard_show)
+    p = board_sub.add_parser(
+        "serve",
+        help="serve the league page (tables, rating charts, replays), live while a tournament runs",
+        description=(
+            "A web page of the store: every pool's table (as leaderboard show), each bot's "
+            "rating over the games, head-to-head results, the recent games with their "
+            "replays and the bots left out and why. It refreshes itself while a tournament "
+            "writes to the store. Read-only: the store is opened read-only and only its "
+            "games' records and logs are served (docs/league-page.md). Ctrl-C stops."
+        ),
+    )
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for all)",
+    )
+    p.add_argument(
+        "--port", type=_nonnegative, default=8080, help="port (default 8080; 0: any free port)"
+    )
+    p.add_argument(
+        "--refresh",
+        type=_positive_float,
+        default=2.0,
+        metavar="SECONDS",
+        help="how often the page asks for new results while a tournament runs (default 2)",
+    )
+    p.add_argument("--recent", type=_positive, default=50, help="recent games listed (default 50)")
+    p.set_defaults(func=cmd_leaderboard_serve)
+    p = board_sub.add_parser(
+        "html",
+        help="write the league page as a static folder, to copy to any web host",
+        description=(
+            "The page of leaderboard serve as files: OUT/index.html (a snapshot, data "
+            "inside, no polling) and OUT/games/<game>.html, the replay of each recent game "
+            "whose record renders. Links are relative. OUT must be new, empty, or written "
+            "by this command before (it then replaces the files it wrote)."
+        ),
+    )
+    p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
+    p.add_argument("--out", type=Path, required=True, help="the folder to write")
+    p.add_argument("--recent", type=_positive, default=50, help="recent games listed (default 50)")
+    p.add_argument("--logs", action="store_true", help="copy the recent games' bot logs too")
+    p.set_defaults(func=cmd_leaderboard_html)
     return parser
 
 
