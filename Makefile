@@ -15,11 +15,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
-demo: $(STAMP)  ## a tournament of the sample bots over gRPC, then the leaderboard
-	@rm -rf records/demo.db records/demo.db-wal records/demo.db-shm records/demo-records
+demo: $(STAMP)  ## a tournament of the sample bots over gRPC, the leaderboard, its page and replays
+	@rm -rf records/demo.db records/demo.db-wal records/demo.db-shm records/demo-records \
+		records/demo-site
 	@mkdir -p records
 	$(BIN)/ttr tournament run --db records/demo.db --players 3 --rounds 4 \
 		sample_bots/random sample_bots/greedy sample_bots/planner
+	$(BIN)/ttr leaderboard html --db records/demo.db --out records/demo-site
+	@echo
+	@echo "Open in a browser (the files need no server and no network):"
+	@echo "  the league page: file://$(CURDIR)/records/demo-site/index.html"
+	@echo "  a replay:        file://$$(ls -d $(CURDIR)/records/demo-site/games/*.html | head -n 1)"
+	@echo "Or serve the page live (it refreshes itself while a tournament writes the store):"
+	@echo "  $(BIN)/ttr leaderboard serve --db records/demo.db"
 
 test: $(STAMP) toolchains  ## the whole test suite
 	$(BIN)/python -m pytest -q
