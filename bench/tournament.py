@@ -19,7 +19,9 @@ The bots are sandboxed as in every league night (a fresh process per repeated de
 
 Prints the tournament's wall time and the single-core sum engine + bare for the same games,
 and that sum divided by W: what W perfect workers would need if the referee, the SDK and the
-bots' own thinking cost nothing.
+bots' own thinking cost nothing. Then where the rest goes: each bot's mean time per decision
+as the referee measured it (the records' ``ms``: the call, the SDK and the bot's own thinking)
+next to a bare call. The ratio is printed next to :data:`BASELINE` (bench/README.md).
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ sys.path.insert(0, str(ROOT))  # run as a script: bench/ is on the path, the rep
 from bench import wire as bare_wire  # noqa: E402  (the bare servers and exchange)
 
 PLAYERS = 4
+#: tournament time / ideal before the issue-13 work (commit 9b3840d, 2026-11-23, the 2-core
+#: machine of bench/README.md, default rounds and workers), by sandboxing
+BASELINE_COMMIT = "9b3840d"
+BASELINE = {"fresh": 9.28, "unsandboxed": 3.29}  #: by mode (none measured with --reuse-bots)
 
 
 def _bots(folder: Path) -> list[str]:
@@ -147,9 +153,13 @@ def main() -> None:
         engine_s = 0.0
         replay: list[list[bytes | int]] = []
         calls: list[bare_wire.Call] = []
+        answer_ms: dict[str, list[float]] = {}  #: per bot: the referee-measured ms of each decision
         for game in games:
             assert game.record_path is not None
             record = json.loads(Path(game.record_path).read_text())
+            names = [str(seat["name"]) for seat in record["seats"]]
+            for entry in record["actions"]:
+                answer_ms.setdefault(names[int(entry["seat"])], []).append(float(entry["ms"]))
             seconds, game_calls = _replay(record)
             engine_s += seconds
             calls += game_calls
@@ -180,6 +190,15 @@ def main() -> None:
         "engine_plus_bare_s": engine_s + bare_s,
         "ideal_games_per_min": n / ideal_s * 60,
         "ratio_to_ideal": tournament_s / ideal_s,
+        "baseline_ratio": BASELINE.get(
+            "unsandboxed" if args.no_sandbox else "reuse" if args.reuse_bots else "fresh"
+        ),
+        "baseline_commit": BASELINE_COMMIT,
+        "bare_call_ms": bare_s / len(calls) * 1000.0,
+        "decision_ms_by_bot": {
+            name: sum(ms) / len(ms) for name, ms in sorted(answer_ms.items()) if ms
+        },
+        "decision_s_by_bot": {name: sum(ms) / 1000.0 for name, ms in sorted(answer_ms.items())},
     }
     if args.json:
         print(json.dumps(figures, indent=2))
@@ -204,7 +223,19 @@ def main() -> None:
         f"= {engine_s + bare_s:.2f} s on one core; / {args.workers} workers = {ideal_s:.2f} s, "
         f"{figures['ideal_games_per_min']:.1f} games/min"
     )
-    print(f"tournament time / that ideal: {figures['ratio_to_ideal']:.2f}")
+    by_bot = ", ".join(
+        f"{name} {figures['decision_ms_by_bot'][name]:.2f} ms ({seconds:.1f} s in all)"
+        for name, seconds in figures["decision_s_by_bot"].items()
+    )
+    print(
+        f"time per decision as the referee measured it (call + SDK + thinking): {by_bot}; "
+        f"a bare call {figures['bare_call_ms']:.2f} ms"
+    )
+    baseline = figures["baseline_ratio"]
+    print(
+        f"tournament time / that ideal: {figures['ratio_to_ideal']:.2f}"
+        + (f" (baseline {baseline:.2f} at {BASELINE_COMMIT})" if baseline is not None else "")
+    )
 
 
 if __name__ == "__main__":

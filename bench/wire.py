@@ -22,7 +22,13 @@ busier or quieter during the benchmark affects both alike. Prints the best of R 
 and the referee's overhead over the bare exchange, ``referee time / bare time - 1``, next to
 the target (at most 30%). On Linux it also prints the CPU time per call of the client side
 (the referee, or the bare client) and of the four servers together (the bots, or the bare
-servers), read from /proc: where the overhead is spent.
+servers), read from /proc: where the overhead is spent, and the referee's own time per Act
+between its calls (measured in the untimed first pass): what the rest of each call costs is
+the bots' side and the transport.
+
+Every ratio is printed next to the baseline of :data:`BASELINE` (bench/README.md, "Wire
+overhead"), the figures the referee had before the issue-13 work, so a change shows as a
+before and after on the same machine.
 """
 
 from __future__ import annotations
@@ -60,6 +66,10 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random"
 PLAYERS = 4
 TARGET_OVERHEAD = 0.30
+#: The overhead before the issue-13 work (commit 9b3840d, 2026-11-23, on the 2-core machine of
+#: bench/README.md, best of 3 x 10 games), by sandboxing: what each run is compared with.
+BASELINE_COMMIT = "9b3840d"
+BASELINE = {"sandboxed": 0.53, "unsandboxed": 0.62}
 BARE_METHOD = "/bench.Bare/Echo"
 _HEADER = struct.Struct("<I")  # the bare request's first bytes: the response size wanted
 
@@ -101,13 +111,25 @@ class _Sizer(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
         return call
 
 
-def _record_sizes(
-    ruleset: Ruleset, bots: list[SeatBot], seeds: range
-) -> tuple[list[list[Call]], list[int]]:
-    """Play the games once with a sizing interceptor on every seat: the calls of each game
-    and its number of decisions."""
+@dataclass(slots=True)
+class Recorded:
+    """The untimed first pass: each game's calls and decisions, and the referee's own time."""
+
+    games: list[list[Call]]
+    decisions: list[int]
+    acts: int = 0  #: Act calls made
+    between_s: float = 0.0  #: the referee's time from each Act's answer to its next call
+
+
+def _record_sizes(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> Recorded:
+    """Play the games once with a sizing interceptor on every seat: the calls of each game,
+    its number of decisions, and how long the referee works between one Act's answer and the
+    next call (the game loop, the engine, the request; not the interceptor, which runs inside
+    the call)."""
     log: list[Call] = []
     seat_of = {b.address: i for i, b in enumerate(bots)}
+    recorded = Recorded([], [])
+    last_answer: list[float] = []  #: when the last Act's answer came back (none yet per game)
 
     class SizedSeat(referee.match._Seat):
         def __init__(self, bot: SeatBot) -> None:
@@ -115,21 +137,31 @@ def _record_sizes(
             assert self.channel is not None  # every bench seat has a running bot
             channel = grpc.intercept_channel(self.channel, _Sizer(seat_of[bot.address], log))
             self.stub = bot_service_pb2_grpc.BotServiceStub(channel)
-            self.act = channel.unary_unary(
+            act = channel.unary_unary(
                 referee.match._ACT_METHOD,
                 request_serializer=bot_service_pb2.ActRequest.SerializeToString,
                 response_deserializer=None,
             )
 
-    games: list[list[Call]] = []
-    decisions: list[int] = []
+            def timed_act(request: bot_service_pb2.ActRequest, timeout: float) -> bytes:
+                called = time.perf_counter()
+                if last_answer:
+                    recorded.acts += 1
+                    recorded.between_s += called - last_answer[0]
+                answer: bytes = act(request, timeout=timeout)
+                last_answer[:] = [time.perf_counter()]
+                return answer
+
+            self.act = timed_act  # type: ignore[assignment]
+
     with mock.patch.object(referee.match, "_Seat", SizedSeat):
         for seed in seeds:
             log.clear()
+            last_answer.clear()
             result = _match(ruleset, bots, seed).run()
-            games.append(list(log))
-            decisions.append(result.decisions)
-    return games, decisions
+            recorded.games.append(list(log))
+            recorded.decisions.append(result.decisions)
+    return recorded
 
 
 def _match(ruleset: Ruleset, bots: list[SeatBot], seed: int) -> Match:
@@ -301,10 +333,11 @@ def main() -> None:
         bots = [SeatBot(b.name, b.version, b.address) for b in launched]
         # Every process of each bot (sandboxed: bwrap, its init and the bot below them).
         bot_pids = [pid for b in launched if b.process for pid in [b.process.pid, *b.processes()]]
-        recorded, decisions_per_game = _record_sizes(ruleset, bots, seeds)  # also a warm-up
-        calls = [c for game in recorded for c in game]
+        first = _record_sizes(ruleset, bots, seeds)  # also a warm-up
+        decisions_per_game = first.decisions
+        calls = [c for game in first.games for c in game]
         replay: list[list[bytes | int]] = [
-            [x for c in game for x in (c.seat, _payload(c))] for game in recorded
+            [x for c in game for x in (c.seat, _payload(c))] for game in first.games
         ]
         servers = stack.enter_context(_bare_servers(PLAYERS))
         addresses = [address for address, _ in servers]
@@ -324,6 +357,8 @@ def main() -> None:
     acts = [c for c in calls if c.method == "Act"]
     games = args.games
     overhead = referee_s / bare_s - 1.0
+    baseline = BASELINE["unsandboxed" if args.no_sandbox else "sandboxed"]
+    between_us = first.between_s / max(first.acts, 1) * 1e6
     figures: dict[str, Any] = {
         "python": platform.python_version(),
         "grpc": grpc.__version__,
@@ -347,6 +382,8 @@ def main() -> None:
             "faults": faults,
             "referee_cpu_us_per_call": referee.client_cpu_s / len(calls) * 1e6,
             "bots_cpu_us_per_call": referee.servers_cpu_s / len(calls) * 1e6,
+            "call_us": referee_s / len(calls) * 1e6,
+            "between_calls_us": between_us,
         },
         "bare": {
             "messages_per_s": len(calls) / bare_s,
@@ -358,6 +395,8 @@ def main() -> None:
         },
         "overhead": overhead,
         "target_overhead": TARGET_OVERHEAD,
+        "baseline_overhead": baseline,
+        "baseline_commit": BASELINE_COMMIT,
         "calls": {m: sum(c.method == m for c in calls) for m in ("StartGame", "Act", "EndGame")},
     }
     if args.json:
@@ -387,10 +426,17 @@ def main() -> None:
         f"{b['client_cpu_us_per_call']:.0f} us; bots {r['bots_cpu_us_per_call']:.0f} us vs bare "
         f"servers {b['servers_cpu_us_per_call']:.0f} us (the four together)"
     )
+    bare_call_us = bare_s / len(calls) * 1e6
+    print(
+        f"time per call: referee {r['call_us']:.0f} us = {between_us:.0f} us in the referee "
+        f"between calls + {r['call_us'] - between_us:.0f} us in the call (transport and bot); "
+        f"bare {bare_call_us:.0f} us"
+    )
     verdict = "met" if overhead <= TARGET_OVERHEAD else "NOT met"
     print(
-        f"overhead: {overhead * 100:.0f}% (referee game / bare exchange - 1; "
-        f"target at most {TARGET_OVERHEAD * 100:.0f}%: {verdict})"
+        f"overhead: {overhead * 100:.0f}% (referee game / bare exchange - 1 = ratio "
+        f"{1 + overhead:.2f}; baseline {baseline * 100:.0f}% = {1 + baseline:.2f} at "
+        f"{BASELINE_COMMIT}; target at most {TARGET_OVERHEAD * 100:.0f}%: {verdict})"
     )
 
 

@@ -256,11 +256,15 @@ class _Seat:
             # initial 64 KB, so little more than that arrives before the call fails (probing
             # grows it to MBs: a 10 MB answer then cost the referee about 10 MB for a moment).
             # Legitimate replies are tiny, and the window on requests is the bot's.
+            # No gRPC retries: the fault policy above is the referee's own (a bot is asked
+            # again only after a rejected answer), and the retry machinery costs every call
+            # some time (about 4% of a random game's wall time, bench/README.md).
             self.channel = grpc.insecure_channel(
                 bot.address,
                 options=[
                     ("grpc.max_receive_message_length", MAX_ANSWER_BYTES),
                     ("grpc.http2.bdp_probe", 0),
+                    ("grpc.enable_retries", 0),
                 ],
             )
             self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
