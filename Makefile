@@ -12,7 +12,7 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
 	@touch $(STAMP)
 
 demo: $(STAMP)  ## a tournament of the sample bots over gRPC, the leaderboard, its page and replays

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from multiprocessing.context import SpawnProcess
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from leaderboard import schedule as schedule_mod
 from leaderboard.ratings import Rating, rate_game
@@ -91,8 +91,19 @@ def bot_content_hash(folder: str | Path) -> str:
     """SHA-256 over the bot folder's files (relative paths and bytes, in sorted order),
     skipping caches and installed dependencies. A bot whose files change is a new bot: its
     games and rating are kept apart from the old one's, and a resumed tournament refuses it."""
-    root = Path(folder)
     digest = hashlib.sha256()
+    for rel, path in bot_files(folder):
+        digest.update(rel.encode() + b"\0")
+        with contextlib.suppress(OSError):  # a file vanishing mid-walk: hash what is there
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def bot_files(folder: str | Path) -> list[tuple[str, Path]]:
+    """The files that make a bot (relative path, path), sorted: what its content hash covers
+    and what a cluster ships to its nodes (leaderboard/cluster.py)."""
+    root = Path(folder)
     files: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _HASH_SKIP_DIRS)
@@ -102,12 +113,7 @@ def bot_content_hash(folder: str | Path) -> str:
                 continue
             path = Path(dirpath) / name
             files.append((path.relative_to(root).as_posix(), path))
-    for rel, path in sorted(files):
-        digest.update(rel.encode() + b"\0")
-        with contextlib.suppress(OSError):  # a file vanishing mid-walk: hash what is there
-            digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return sorted(files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,17 +510,36 @@ def _worker_main(
             if task is None:
                 return
             answers.put(("start", number, task.key))
-            answer: _Answer
-            try:
-                if isinstance(task, _Play):
-                    answer = _play(task, settings, ruleset, pool)
-                else:
-                    answer = _validate(task, settings, ruleset, pool)
-            except Exception:
-                answer = _Failed(task.key, traceback.format_exc(limit=8))
-            answers.put(("done", number, answer))
+            answers.put(("done", number, _run_task(task, settings, ruleset, pool)))
     finally:
         pool.close()
+
+
+def _run_task(task: _Task, settings: Settings, ruleset: AnyRuleset, pool: _BotPool) -> _Answer:
+    """One task on a worker (a local process or a Ray actor: leaderboard/cluster.py); an
+    exception is an internal error, answered with its traceback."""
+    try:
+        if isinstance(task, _Play):
+            return _play(task, settings, ruleset, pool)
+        return _validate(task, settings, ruleset, pool)
+    except Exception:
+        return _Failed(task.key, traceback.format_exc(limit=8))
+
+
+class Crew(Protocol):
+    """Where a run's tasks play: :class:`_Workers` (local processes, the default) or a Ray
+    cluster's actors (``leaderboard.cluster.RayWorkers``); :func:`run` takes a factory."""
+
+    def submit(self, tasks: Sequence[_Task]) -> None: ...
+
+    def results(self, expected: int) -> Iterator[_Answer]:
+        """Answers as they come, ``expected`` of them; a task whose worker died is given to
+        a new worker once, and answered ``_Failed`` if that one dies too."""
+        ...
+
+    def close(self) -> None:
+        """Stop every worker and its bots: after its current game, then by force."""
+        ...
 
 
 class _Workers:
@@ -854,11 +879,14 @@ def run(
     name: str = "",
     events: Events | None = None,
     sandbox: SandboxConfig | None = None,
+    crews: Callable[[int, Settings], Crew] | None = None,
 ) -> Outcome:
     """Run a tournament to the end (or, with ``resume``, the store's unfinished one) and
     return how it went. Raises :class:`TournamentError` for what the organiser must fix.
     ``base_seed`` None draws a secret one (kept in the store, shown once the tournament is
-    finished)."""
+    finished). ``crews`` makes the workers from a count and the settings: local processes
+    by default, a Ray cluster's with ``leaderboard.cluster.Cluster.crew``."""
+    crews = crews or _Workers
     events = events or Events()
     if resume:
         tournament, entrants = _resume(store, bot_dirs)
@@ -888,12 +916,12 @@ def run(
                 "(only for bots you trust)"
             )
     tid = tournament.tournament_id
-    crew: _Workers | None = None
+    crew: Crew | None = None
     try:
         status = {row.bot_id: (accepted, reason) for row, _, accepted, reason in store.entries(tid)}
         unvalidated = [e for e in entrants if e.bot_id not in status]
         if unvalidated:
-            crew = _Workers(max(1, min(workers, len(unvalidated))), settings)
+            crew = crews(max(1, min(workers, len(unvalidated))), settings)
             events.validating(len(unvalidated))
             crew.submit([_Validate(e.path, e, schedule_mod.secret_seed()) for e in unvalidated])
             for answer in crew.results(len(unvalidated)):
@@ -925,7 +953,7 @@ def run(
         events.playing(len(games), outcome.stored_before)
         if pending:
             if crew is None:
-                crew = _Workers(max(1, min(workers, len(pending))), settings)
+                crew = crews(max(1, min(workers, len(pending))), settings)
             by_id = {e.bot_id: e for e in order}
             live: dict[int, Rating] = {}
             for game in store.games(variant=spec.variant, players=spec.players):

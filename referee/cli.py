@@ -19,6 +19,7 @@ from referee.rules import RulesetError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from leaderboard.cluster import Cluster
     from referee.sandbox import SandboxConfig
 
 
@@ -634,22 +635,37 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
             )
     elif not args.bots:
         raise UserError("give the bot folders to enter (or --resume to finish a tournament)")
-    workers = args.workers or os.cpu_count() or 1
     records = args.records if args.records is not None else _records_dir(args.db)
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops a run as cleanly as Ctrl-C does
 
     sandbox = dataclasses.replace(_sandbox_of(args), fresh_per_deal=not args.reuse_bots)
+    cluster = None
+    if args.cluster is not None:  # connected before anything is stored: a bad address stores none
+        from leaderboard.cluster import connect
+        from leaderboard.runner import TournamentError
+
+        try:
+            cluster = connect(args.cluster, args.workers)
+        except TournamentError as e:
+            raise UserError(str(e)) from None
+    workers = args.workers or (cluster.slots if cluster else os.cpu_count() or 1)
     previous_term = signal.signal(signal.SIGTERM, on_term)
     try:
-        return _tournament_run(args, workers, records, sandbox)
+        return _tournament_run(args, workers, records, sandbox, cluster)
     finally:
         signal.signal(signal.SIGTERM, previous_term)  # ``main`` may be called in-process
+        if cluster is not None:
+            cluster.close()
 
 
 def _tournament_run(
-    args: argparse.Namespace, workers: int, records: Path, sandbox: SandboxConfig
+    args: argparse.Namespace,
+    workers: int,
+    records: Path,
+    sandbox: SandboxConfig,
+    cluster: Cluster | None = None,
 ) -> int:
     from leaderboard.progress import TournamentDisplay
     from leaderboard.runner import TournamentError, run
@@ -695,6 +711,7 @@ def _tournament_run(
                         sandbox=sandbox,
                         name=args.name or "",
                         events=events,
+                        crews=None if cluster is None else cluster.crew,
                     )
             except KeyboardInterrupt:
                 title = tournament_title(begun[0]) if begun else "the tournament"
@@ -1324,7 +1341,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--rounds", type=_positive, default=None, help="round robins, fresh deals each (default 1)"
     )
     p.add_argument(
-        "--workers", type=_positive, default=None, help="parallel games (default: CPU cores)"
+        "--workers",
+        type=_positive,
+        default=None,
+        help="parallel games (default: CPU cores; with --cluster, the cluster's CPUs)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="play the games on a Ray cluster (pip install 'ttr-arena[ray]'; "
+        "docs/scaling.md): ray://HOST:PORT (Ray Client, port 10001 of the head), auto (the "
+        "cluster this machine joined with `ray start`) or local (a fresh Ray on this "
+        "machine); the store, records and logs stay on this machine",
     )
     p.add_argument(
         "--seed",

@@ -1,0 +1,496 @@
+"""League nights on a Ray cluster: the same schedule, played by Ray actors (docs/scaling.md).
+
+``ttr tournament run --cluster ADDRESS`` connects (:func:`connect`) and hands the run a crew of
+:class:`RayWorkers` instead of local worker processes; everything else (validation, the
+schedule, the store, ``--resume``) is the runner's, unchanged.
+
+One actor per worker slot, each like a local worker: it keeps its bots alive across games in a
+``_BotPool`` and plays tasks with the runner's own ``_run_task``. The driver hands each actor
+one task at a time, so an interrupted run stops after the games in play.
+
+Bots. The driver packs every bot folder (the files its content hash covers: ``bot_files``)
+into one zip as ``bots/<content hash>/``, puts it in Ray's object store and passes it to each
+actor; the first actor on a node unpacks it into the node's temporary folder, named by the
+zip's hash, and hashes every bot again (:func:`unpack_bots`): a bot that differs is refused.
+A bot's build (bot.toml ``build``) then runs on the node when the launcher first reads it, as
+on a local machine. Why not a runtime environment's ``working_dir``: below the job level Ray
+takes only a URI there (no local folder), and the job's runtime environment is fixed when
+the driver connects, before the run knows its bots (``--resume`` reads them from the store).
+
+Records and logs. An actor plays with records under a node-local scratch folder, then sends
+the record's and logs' bytes back with the answer; the driver writes them where a local run
+would (``<records>/<game id>.json``, ``<records>/logs/<game id>/...``) before the store takes
+the game. Paths in the answer (record, logs, reasons, fault messages) are the driver's. So a
+cluster needs no shared file system.
+
+Failures. The store has one writer, the driver, which stores a game only once its answer is
+back: a game whose actor dies (killed, out of memory, its node lost) never reached the store
+and is given to a fresh actor once; if that one dies too, the game is reported failed and left
+for ``--resume``, as in a local run. Ray's own task and actor retries are off, so no game is
+played twice behind the driver's back.
+
+Ray is imported only here, and only when a cluster is asked for: the package works without
+the ``ray`` extra.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from leaderboard.runner import (
+    Settings,
+    TournamentError,
+    Validation,
+    _Answer,
+    _BotPool,
+    _Failed,
+    _run_task,
+    _Task,
+    _Validate,
+    bot_content_hash,
+    bot_files,
+)
+from leaderboard.store import GameResult
+from referee.family import load
+from referee.match import write_text_atomic
+
+if TYPE_CHECKING:
+    from ray.actor import ActorHandle
+
+#: what ``--cluster`` takes (its help and its error say it)
+ADDRESS_HELP = (
+    "ray://HOST:PORT (Ray Client), auto (the cluster this machine belongs to, started with "
+    "`ray start`) or local (a fresh Ray on this machine with --workers CPUs)"
+)
+_POLL_S = 0.5  #: how often a waiting driver looks up from ``ray.wait`` (Ctrl-C, dead actors)
+_CLOSE_S = 10.0  #: how long closing actors may finish their games before they are killed
+_MAX_STILLBORN = 3  #: actors dying before their first answer: then stop instead of respawning
+#: the largest package of bots: each node holds it in memory as it unpacks it, and Ray's own
+#: limit for a job's working_dir is the same (one gRPC message, ``GCS_STORAGE_MAX_SIZE``)
+_PACKAGE_LIMIT = 512 * 2**20
+_PACKAGE_NAME = "ttr-bots.zip"
+
+
+def _ray() -> Any:
+    """The ``ray`` module, or a one-line error saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise TournamentError(
+            "--cluster needs Ray, which is not installed: pip install 'ttr-arena[ray]' "
+            "(the same version on every node)"
+        ) from None
+    return ray
+
+
+class Cluster:
+    """A connection to Ray for one run; closing it disconnects (and stops a ``local`` Ray)."""
+
+    def __init__(self, address: str, slots: int, owned: bool = True) -> None:
+        self.address = address
+        self.slots = slots  #: actors (parallel games) its crews grow to
+        self.owned = owned  #: connected by :func:`connect` (not by its caller): closed by it
+
+    def crew(self, count: int, settings: Settings) -> RayWorkers:
+        """The runner's crew factory (``run(crews=...)``). ``count`` is what the runner
+        would start locally (no more workers than its first tasks); a cluster's crew grows
+        to :attr:`slots` as tasks come instead, so a tournament that validated three bots
+        still plays its games on every slot."""
+        return RayWorkers(max(count, self.slots), settings)
+
+    def close(self) -> None:
+        ray = _ray()
+        if self.owned and ray.is_initialized():
+            ray.shutdown()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def connect(address: str, workers: int | None = None) -> Cluster:
+    """Connect to the Ray cluster at ``address`` (see :data:`ADDRESS_HELP`); ``workers`` is
+    the number of actors to run, by default one per CPU of the cluster. A failure is a
+    :class:`TournamentError` of one line, raised before anything is stored."""
+    # Not HOST:PORT (the head's GCS): Ray retries an unanswered one for ever, where Ray Client
+    # and ``auto`` fail within seconds.
+    if not (address in ("auto", "local") or re.fullmatch(r"ray://[^\s/:]+:\d{1,5}/?", address)):
+        raise TournamentError(f"--cluster {address}: expected {ADDRESS_HELP}")
+    ray = _ray()
+    if ray.is_initialized():  # a caller (a test, a notebook) connected already: use that
+        return Cluster(address, workers or _cpus(ray), owned=False)
+    import logging
+
+    options: dict[str, Any] = {
+        "logging_level": logging.WARNING,  # no banner in the middle of the progress display
+        "log_to_driver": False,  # bots' and actors' output goes to the game logs, not here
+    }
+    if address == "local":
+        options.update(
+            address="local",
+            num_cpus=workers or os.cpu_count() or 1,
+            include_dashboard=False,
+            # a private instance: not Ray's advice on securing a cluster
+            logging_level=logging.ERROR,
+        )
+    else:
+        options["address"] = address
+    # ray.init installs its own SIGTERM handler (exit at once); the caller's (a `kill` stops a
+    # run as Ctrl-C does) stays.
+    previous_term = signal.getsignal(signal.SIGTERM)
+    try:
+        with warnings.catch_warnings():  # the error below says it in one line
+            warnings.simplefilter("ignore")
+            ray.init(**options)
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise TournamentError(f"--cluster {address}: cannot connect to Ray: {first}") from None
+    finally:
+        with contextlib.suppress(ValueError, TypeError):  # not the main thread; no handler
+            signal.signal(signal.SIGTERM, previous_term)
+    return Cluster(address, workers or _cpus(ray))
+
+
+def _cpus(ray: Any) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the actor
+
+
+class GameActor:
+    """One worker slot on a node: a ``_BotPool`` kept across games, tasks played with the
+    runner's ``_run_task``. Made a Ray actor by :class:`RayWorkers` (``ray.remote``), so this
+    module imports without Ray."""
+
+    def __init__(self, settings: Settings, package_id: str, package: bytes) -> None:
+        #: the node's copy of the bots, bots/<hash>/, or why it may not be played
+        self.home, self.refusal = unpack_bots(package_id, package)
+        self.records = settings.records  #: the driver's records folder (paths in answers)
+        self.scratch = Path(tempfile.mkdtemp(prefix="ttr-ray-"))
+        self.settings = dataclasses.replace(
+            settings,
+            records=None if settings.records is None else str(self.scratch),
+            validation_bot=str(self.home / settings.validation_bot),
+        )
+        self.ruleset = load(settings.variant)
+        self.pool = _BotPool(settings.startup_s, settings.sandbox)
+
+    def run(self, task: _Task) -> tuple[_Answer, dict[str, bytes]]:
+        """Play ``task``; the answer with the driver's paths, and the files it wrote under
+        records (path relative to the records folder -> bytes)."""
+        if self.refusal:
+            return _Failed(task.key, self.refusal), {}
+        entrants = [task.entrant] if isinstance(task, _Validate) else list(task.seats)
+        bots = {e.path: self.home / "bots" / e.content_hash for e in entrants}
+        local: _Task
+        if isinstance(task, _Validate):
+            local = dataclasses.replace(
+                task, entrant=dataclasses.replace(task.entrant, path=str(bots[task.entrant.path]))
+            )
+        else:
+            local = dataclasses.replace(
+                task,
+                seats=tuple(dataclasses.replace(e, path=str(bots[e.path])) for e in task.seats),
+            )
+        answer = _run_task(local, self.settings, self.ruleset, self.pool)
+        for path, copy in list(self.pool.bots):
+            self.pool.log_to(path, copy, None)  # finish this game's log files
+        files = self._collect()
+        swaps = [(str(self.scratch), self.records or "")]
+        swaps += [(str(staged), driver) for driver, staged in bots.items()]
+
+        def fix(text: str) -> str:
+            for old, new in swaps:
+                text = text.replace(old, new)
+            return text
+
+        if isinstance(answer, Validation):
+            assert isinstance(task, _Validate)
+            return dataclasses.replace(
+                answer, entrant=task.entrant, reason=fix(answer.reason)
+            ), files
+        if isinstance(answer, GameResult):
+            return dataclasses.replace(
+                answer,
+                record_path=None if answer.record_path is None else fix(answer.record_path),
+                seats=tuple(
+                    dataclasses.replace(s, log_path=None if s.log_path is None else fix(s.log_path))
+                    for s in answer.seats
+                ),
+                faults=tuple(dataclasses.replace(f, message=fix(f.message)) for f in answer.faults),
+            ), files
+        return _Failed(answer.key, fix(answer.error)), files
+
+    def _collect(self) -> dict[str, bytes]:
+        """The files the task wrote under the scratch records folder, removed from it."""
+        files = {}
+        for dirpath, _, names in os.walk(self.scratch):
+            for name in names:
+                path = Path(dirpath) / name
+                files[path.relative_to(self.scratch).as_posix()] = path.read_bytes()
+                path.unlink()
+        return files
+
+    def close(self) -> None:
+        """Stop the bots (after the game in play: an actor runs one call at a time)."""
+        self.pool.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def unpack_bots(package_id: str, package: bytes) -> tuple[Path, str]:
+    """The node's copy of a package of bots (:func:`pack_bots`), unpacked once per node and
+    package into the temporary folder, and why it may not be played ('' if it may): every
+    bot must hash as the driver's did. Checked right after unpacking, under a lock, before
+    any build runs in a bot's folder (its outputs would change the hash); the node's other
+    actors then find it ready."""
+    home = Path(tempfile.gettempdir()) / f"ttr-bots-{package_id[:24]}"
+    with (home.parent / f"{home.name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        ready = home / ".ttr-checked"
+        if ready.exists():
+            return home, ready.read_text()
+        partial = Path(tempfile.mkdtemp(prefix=f"{home.name}.", dir=home.parent))
+        partial.chmod(0o755)  # as a checkout would be: readable by the bots' own uid
+        with zipfile.ZipFile(io.BytesIO(package)) as zf:
+            for info in zf.infolist():
+                target = partial / info.filename
+                if not target.resolve().is_relative_to(partial.resolve()):
+                    continue  # we made the zip; never write outside the folder regardless
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(zf.read(info))
+                target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
+        refusal = ""
+        for folder in sorted((partial / "bots").iterdir()):
+            found = bot_content_hash(folder)
+            if found != folder.name:
+                refusal = (
+                    f"node {socket.gethostname()}: its copy of bot {folder.name[:12]} hashes "
+                    f"{found[:12]}; refusing to play a bot other than the one entered"
+                )
+        (partial / ".ttr-checked").write_text(refusal)
+        shutil.rmtree(home, ignore_errors=True)
+        partial.rename(home)
+    return home, refusal
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver's side
+
+
+def pack_bots(folders: Sequence[str], out: Path) -> dict[str, str]:
+    """Write the zip of ``folders`` as ``bots/<content hash>/...`` to ``out``; each folder's
+    hash by its path. Deterministic (sorted, fixed times), so an unchanged set of bots is the
+    same package: a node unpacks it once (its copy is named by the zip's hash) and keeps the
+    bots' builds for the next league night."""
+    hashes: dict[str, str] = {}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for folder in sorted(set(folders)):
+            digest = bot_content_hash(folder)
+            hashes[folder] = digest
+            for rel, path in bot_files(folder):
+                info = zipfile.ZipInfo(f"bots/{digest}/{rel}", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, path.read_bytes())
+    size = out.stat().st_size
+    if size >= _PACKAGE_LIMIT:
+        raise TournamentError(
+            f"the bots' folders pack to {size // 2**20} MiB, more than a cluster takes "
+            f"({_PACKAGE_LIMIT // 2**20} MiB): leave build outputs and data out of bot folders "
+            "(their build makes them on each node)"
+        )
+    return hashes
+
+
+@dataclasses.dataclass
+class _Slot:
+    actor: ActorHandle[Any]
+    answered: bool = False  #: once: a death after that is not a failure to start
+
+
+class RayWorkers:
+    """The runner's crew on a Ray cluster (see the module's docstring): ``submit``,
+    ``results``, ``close`` as the local ``_Workers``."""
+
+    def __init__(self, slots: int, settings: Settings) -> None:
+        self.ray = _ray()
+        self.slots = max(1, slots)
+        self.settings = settings
+        self.folder = Path(tempfile.mkdtemp(prefix="ttr-cluster-"))
+        self.package: Path | None = None
+        self.package_id = ""  #: the zip's SHA-256: the nodes' copies are named by it
+        self.package_ref: Any = None  #: the zip in Ray's object store
+        self.hashes: dict[str, str] = {}  #: bot folder -> content hash, of the package
+        self.pending: collections.deque[_Task] = collections.deque()
+        self.idle: list[_Slot] = []
+        self.running: dict[Any, tuple[_Slot, _Task]] = {}  #: ObjectRef -> who plays what
+        self.retried: set[str] = set()
+        self.stillborn = 0
+        self.remote = self.ray.remote(GameActor)
+
+    # the package ------------------------------------------------------------------------------
+
+    def _stage(self, tasks: Sequence[_Task]) -> None:
+        """Pack every bot the tasks name (and the validation bot) unless the package holds
+        them already; actors made before a new package finish and are let go."""
+        folders = {self.settings.validation_bot}
+        for task in tasks:
+            entrants = [task.entrant] if isinstance(task, _Validate) else task.seats
+            folders |= {e.path for e in entrants}
+        if self.package is not None and folders <= self.hashes.keys():
+            return
+        folders |= self.hashes.keys()
+        package = self.folder / f"{len(list(self.folder.iterdir()))}-{_PACKAGE_NAME}"
+        self.hashes = pack_bots(sorted(folders), package)
+        self.package = package
+        data = package.read_bytes()
+        self.package_id = hashlib.sha256(data).hexdigest()
+        self.package_ref = self.ray.put(data)
+        for slot in self.idle:
+            self._release(slot)
+        self.idle.clear()
+
+    def _actor_settings(self) -> Settings:
+        return dataclasses.replace(
+            self.settings, validation_bot=f"bots/{self.hashes[self.settings.validation_bot]}"
+        )
+
+    # tasks ------------------------------------------------------------------------------------
+
+    def submit(self, tasks: Sequence[_Task]) -> None:
+        self._stage(tasks)
+        self.pending.extend(tasks)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Give each idle actor a task, starting actors up to :attr:`slots`."""
+        while self.pending:
+            if self.idle:
+                slot = self.idle.pop()
+            elif len(self.running) < self.slots:
+                slot = self._start()
+            else:
+                return
+            task = self.pending.popleft()
+            self.running[slot.actor.run.remote(task)] = (slot, task)
+
+    def _start(self) -> _Slot:
+        assert self.package is not None
+        actor = self.remote.options(
+            num_cpus=1, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD"
+        ).remote(self._actor_settings(), self.package_id, self.package_ref)
+        return _Slot(actor)
+
+    def results(self, expected: int) -> Iterator[_Answer]:
+        """Answers as they come, ``expected`` of them, each game's files written first; a
+        task whose actor died is given to a fresh actor once, and answered failed if that one
+        dies too."""
+        done = 0
+        while done < expected:
+            self._dispatch()
+            if not self.running:
+                raise RuntimeError("no task is running and none is pending")
+            ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=_POLL_S)
+            answers = [self._answer(ref, *self.running.pop(ref)) for ref in ready]
+            self._dispatch()  # the actors play on while the store takes these
+            for answer in answers:
+                if answer is not None:  # None: handed to another actor
+                    done += 1
+                    yield answer
+
+    def _answer(self, ref: Any, slot: _Slot, task: _Task) -> _Answer | None:
+        ray = self.ray
+        try:
+            answer, files = ray.get(ref)
+        except ray.exceptions.RayTaskError as e:  # raised out of run(): a bug, reported
+            self.idle.append(slot)
+            return _Failed(task.key, str(e))
+        except ray.exceptions.RayError as e:  # the actor is gone: killed, OOM, node lost
+            self._release(slot)
+            why = _one_line(e)
+            if not slot.answered:
+                self.stillborn += 1
+                if self.stillborn >= _MAX_STILLBORN:
+                    raise TournamentError(f"Ray workers die as they start: {why}") from None
+            if task.key in self.retried:
+                return _Failed(task.key, f"its Ray worker died twice (last: {why})")
+            self.retried.add(task.key)
+            self.pending.appendleft(task)
+            return None
+        slot.answered = True
+        self.stillborn = 0
+        self.idle.append(slot)
+        if self.settings.records is not None:
+            self._write(files)
+        return answer  # type: ignore[no-any-return]
+
+    def _write(self, files: dict[str, bytes]) -> None:
+        """The game's record and logs, where a local run writes them; the record atomically
+        (readers of the records folder never see half of one)."""
+        assert self.settings.records is not None
+        root = Path(self.settings.records)
+        for rel, data in files.items():
+            path = root / rel
+            if not path.resolve().is_relative_to(root.resolve()):
+                continue  # never outside the records folder, whatever the name says
+            if rel.endswith(".json") and "/" not in rel:
+                write_text_atomic(path, data.decode())
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+
+    # the end ----------------------------------------------------------------------------------
+
+    def _release(self, slot: _Slot) -> None:
+        with contextlib.suppress(Exception):
+            self.ray.kill(slot.actor, no_restart=True)
+
+    def close(self) -> None:
+        """Stop every actor and its bots: after its current game (within :data:`_CLOSE_S`),
+        then by force."""
+        ray = self.ray
+        slots = [s for s, _ in self.running.values()] + self.idle
+        self.pending.clear()
+        self.running.clear()
+        self.idle.clear()
+        closing: list[Any] = []
+        for slot in slots:
+            with contextlib.suppress(Exception):
+                closing.append(slot.actor.close.remote())
+        if closing:
+            with contextlib.suppress(Exception):
+                ray.wait(closing, num_returns=len(closing), timeout=_CLOSE_S)
+        for slot in slots:
+            self._release(slot)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _one_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
