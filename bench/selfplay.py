@@ -17,8 +17,8 @@ import cProfile
 import platform
 import pstats
 
-from referee.family import load as load_ruleset
-from referee.family import variants as available_variants
+from referee.games.registry import load as load_ruleset
+from referee.games.registry import variants as available_variants
 from referee.selfplay import run_selfplay
 
 #: (variant, players) -> target games/s on one core

@@ -22,9 +22,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from referee.family import family_of
-from referee.family import load as load_ruleset
-from referee.family import variants as available_variants
+from referee.games.registry import family_of
+from referee.games.registry import load as load_ruleset
+from referee.games.registry import variants as available_variants
 from sdk.card_strategies import (
     CardGreedyStrategy,
     CardPlannerStrategy,

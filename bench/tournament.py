@@ -41,12 +41,12 @@ import grpc
 
 from leaderboard.runner import Events, run
 from leaderboard.store import Store
-from referee import wire as referee_wire
-from referee.family import BOARD
+from referee.games.board import apply as apply_action
+from referee.games.board import legal_actions, load_ruleset, new_game
+from referee.games.board import wire as referee_wire
+from referee.games.board.events import Event, project
+from referee.games.registry import BOARD
 from referee.match import act_request, action_from_json
-from referee.rules import apply as apply_action
-from referee.rules import legal_actions, load_ruleset, new_game
-from referee.rules.events import Event, project
 from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2
 

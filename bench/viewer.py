@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from referee.family import load
+from referee.games.registry import load
 from referee.match import Clock, SeatBot, play_match
 from referee.viewer import build_film, render_html
 from sdk import StrategyBot, start_server

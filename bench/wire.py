@@ -56,9 +56,9 @@ import grpc
 from google.protobuf.message import Message
 
 import referee.match
+from referee.games.board import Ruleset, load_ruleset
 from referee.launcher import free_port, launch
 from referee.match import Match, SeatBot
-from referee.rules import Ruleset, load_ruleset
 from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 

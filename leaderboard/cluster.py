@@ -68,7 +68,7 @@ from leaderboard.runner import (
     bot_files,
 )
 from leaderboard.store import GameResult
-from referee.family import load
+from referee.games.registry import load
 from referee.match import write_text_atomic
 
 if TYPE_CHECKING:

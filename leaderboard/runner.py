@@ -67,7 +67,7 @@ from leaderboard.store import (
 )
 from referee import sandbox as sandbox_mod
 from referee.build import BUILD_FILES
-from referee.family import AnyRuleset, family_of, load
+from referee.games.registry import AnyRuleset, family_of, load
 from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
 from referee.match import Clock, Match, MatchResult, SeatBot
 from referee.sandbox import SandboxConfig
@@ -135,7 +135,7 @@ class Entrant:
 class Settings:
     """Everything a worker needs; picklable (workers are spawned, not forked)."""
 
-    variant: str  #: a variant name for referee.family.load
+    variant: str  #: a variant name for referee.games.registry.load
     players: int
     move_ms: int
     bank_ms: int

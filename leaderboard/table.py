@@ -18,7 +18,7 @@ from typing import Any
 from leaderboard.ratings import Standing, standings
 from leaderboard.schedule import games_in
 from leaderboard.store import Store, Tournament
-from referee.family import matches_variant
+from referee.games.registry import matches_variant
 
 Pool = tuple[str, int, list[Standing]]  #: (variant ident, seats per game, the table)
 

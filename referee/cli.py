@@ -13,8 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from referee.family import AnyRuleset, family_of, load, matches_variant, variants
-from referee.rules import RulesetError
+from referee.games.board import RulesetError
+from referee.games.registry import AnyRuleset, family_of, load, matches_variant, variants
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -102,7 +102,7 @@ class BotConfig:
     def plays(self, variant: str) -> bool:
         """Whether the bot declares ``variant`` (a name, ``name@version`` compared by name),
         so a game is refused before it starts rather than lost to a bot that cannot play it."""
-        from referee.family import variant_name  # the engines load only when asked
+        from referee.games.registry import variant_name  # the engines load only when asked
 
         name = variant_name(variant)
         return not self.variants or any(variant_name(v) == name for v in self.variants)
@@ -111,7 +111,7 @@ class BotConfig:
         """Why the bot may not play ``variant`` (one line), or None when it may."""
         if self.plays(variant):
             return None
-        from referee.family import variant_name
+        from referee.games.registry import variant_name
 
         return (
             f"{self.folder / 'bot.toml'}: bot {self.name!r} declares variants "

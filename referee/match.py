@@ -1,6 +1,6 @@
 """One game between bot servers over gRPC: the game loop, the clocks and the fault policy.
 
-The rules stay pure (``referee.rules``); everything about time, networks and misbehaving bots
+The rules stay pure (``referee.games.board``); everything about time, networks and misbehaving bots
 lives here.
 
 Clocks (measured by the referee, from sending a request to receiving its answer): each
@@ -58,11 +58,11 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from referee.family import AnyRuleset, Family, family_of
-from referee.rules.errors import IllegalActionError, MalformedActionError
+from referee.games.common.errors import IllegalActionError, MalformedActionError
+from referee.games.registry import AnyRuleset, Family, family_of
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
-#: The game loop is generic over the rules families (referee/family.py): states, actions,
+#: The game loop is generic over the rules families (referee/games/registry.py): states, actions,
 #: events and outcomes are whatever the game's family makes of them.
 GameState = Any
 Action = Any

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.family import AnyRuleset, Family, family_of, load
+from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
+from referee.games.registry import AnyRuleset, Family, family_of, load
 from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
-from referee.rules import IllegalActionError, MalformedActionError, RulesetError
 
 
 class RecordError(Exception):

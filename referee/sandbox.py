@@ -217,9 +217,9 @@ def _system_binds() -> list[str]:
 def python_runtime(python: str = sys.executable) -> list[Path]:
     """What a bot built on the SDK needs to read besides /usr: the interpreter's installation
     and virtual environment, the SDK's own packages where an editable install keeps them in
-    the source tree, and the protocol's .proto files. Only the rules libraries (both families)
-    and their wire conversions of ``referee`` are shown (the SDK is built on them), not the
-    referee's own modules."""
+    the source tree, and the protocol's .proto files. Only the pure games package (both
+    families, their data and wire codecs) of ``referee`` is shown (the SDK is built on them), not
+    the referee's own modules."""
     paths: list[Path] = []
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         paths.append(Path(prefix))
@@ -227,24 +227,21 @@ def python_runtime(python: str = sys.executable) -> list[Path]:
     if exe.exists():
         paths.append(exe.resolve().parent.parent)
     import referee
-    import referee.cardgame
-    import referee.rules
-    import referee.wire
+    import referee.games
     import sdk
     import ttr
 
     paths.append(Path(sdk.__file__).parent)
     paths += [Path(p) for p in ttr.__path__]
-    paths.append(Path(referee.rules.__file__).parent)
-    paths.append(Path(referee.cardgame.__file__).parent)
+    # The pure games package (both engines, their data and wire codecs) is what the SDK is
+    # built on; the rest of ``referee`` (the match loop, hosting) stays hidden.
+    paths.append(Path(referee.games.__file__).parent)
     referee_dir = Path(referee.__file__).parent
     # The protocol's .proto files: public, and what a bot in a dynamic language (the Node
     # sample bot) loads at run time.
     paths.append(referee_dir.parent / "proto")
-    for module in ("__init__", "wire", "wire_cardgame"):
-        paths.append(referee_dir / f"{module}.py")
-        cached = referee_dir / "__pycache__"
-        paths += sorted(cached.glob(f"{module}.*.pyc"))
+    paths.append(referee_dir / "__init__.py")
+    paths += sorted((referee_dir / "__pycache__").glob("__init__.*.pyc"))
     return [p for p in paths if p.exists()]
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from referee.family import AnyRuleset, family_of
+from referee.games.registry import AnyRuleset, family_of
 
 
 @dataclass(frozen=True, slots=True)

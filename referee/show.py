@@ -14,10 +14,10 @@ engine's own. Two readings:
   secrets and checks that the output does not change).
 
 What a family's events, tickets and views look like in words is its :class:`Describer`,
-chosen by the family's name: the board games (``referee.rules``) and the card game
-(``referee.cardgame``) each have one, and the loop below never asks which game it shows.
-Colours are the wire's names (``CardColour``: red ... white, locomotive; referee/rules/cards.py
-names them in the same order).
+chosen by the family's name: the board games (``referee.games.board``) and the card game
+(``referee.games.card``) each have one, and the loop below never asks which game it shows.
+Colours are the wire's names (``CardColour``: red ... white, locomotive;
+referee/games/common/cards.py names them in the same order).
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.cardgame import events as card_events
 from referee.cli import format_outcome
-from referee.family import AnyRuleset, Family
+from referee.games.board import events as board_events
+from referee.games.board.state import EMPTY
+from referee.games.card import events as card_events
+from referee.games.common.cards import CARD_NAMES, LOCOMOTIVE
+from referee.games.registry import AnyRuleset, Family
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
-from referee.rules import events as board_events
-from referee.rules.cards import CARD_NAMES, LOCOMOTIVE
-from referee.rules.state import EMPTY
 
 
 class ShowError(Exception):
@@ -82,7 +82,7 @@ _END_REASONS = {
 class Describer:
     """What one rules family's tickets, events and views look like in words. ``names[i]`` is
     seat i as printed (``0:greedy``). The board games' events are shared with the card
-    game (referee/cardgame/events.py), so they are described here, once."""
+    game (referee/games/card/events.py), so they are described here, once."""
 
     #: the running score a view shows for each seat (``players[i]``), and what it counts
     score_label = "points"
@@ -318,7 +318,7 @@ class CardDescriber(Describer):
         return ", ".join(rows) if rows else "empty"
 
 
-#: A family's describer, by the family's name (referee/family.py).
+#: A family's describer, by the family's name (referee/games/registry.py).
 DESCRIBERS: dict[str, Callable[[Any, Sequence[str]], Describer]] = {
     "board": BoardDescriber,
     "card": CardDescriber,

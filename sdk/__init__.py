@@ -4,9 +4,16 @@ What a bot compares and names comes from here (docs/bot-api.md), so that no bot 
 or a card by hand: ``view.phase is Phase.TURN``, ``card_name(view.face_up[0])``.
 """
 
-from referee.rules.cards import CARD_NAMES, COLOURS, GRAY, LOCOMOTIVE, NUM_CARD_KINDS, card_name
-from referee.rules.state import EMPTY
-from referee.wire import ViewPhase as Phase
+from referee.games.board.state import EMPTY
+from referee.games.board.wire import ViewPhase as Phase
+from referee.games.common.cards import (
+    CARD_NAMES,
+    COLOURS,
+    GRAY,
+    LOCOMOTIVE,
+    NUM_CARD_KINDS,
+    card_name,
+)
 from sdk.bot import Bot, Game, StrategyBot
 from sdk.serve import run, serve, start_server
 

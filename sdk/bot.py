@@ -11,16 +11,16 @@
     if __name__ == "__main__":
         run(FirstBot())
 
-The SDK decodes every request with :mod:`referee.wire`, so ``view`` is the engine's own
-:class:`~referee.rules.SeatView` and ``legal`` the engine's own actions. One bot process serves
-game after game, possibly several at once: what belongs to one game lives in its :class:`Game`
-(``self.game`` inside ``choose`` and the hooks), keyed by the request's ``game_id``.
+The SDK decodes every request with :mod:`referee.games.board.wire`, so ``view`` is the engine's own
+:class:`~referee.games.board.SeatView` and ``legal`` the engine's own actions. One bot process
+serves game after game, possibly several at once: what belongs to one game lives in its
+:class:`Game` (``self.game`` inside ``choose`` and the hooks), keyed by the request's ``game_id``.
 
 The same bot class serves Ticket to Ride: The Card Game too: for a card game (``game.family``
-``"card"``) the requests are decoded with :mod:`referee.wire_cardgame`, so ``view`` is a
-:class:`~referee.cardgame.CardSeatView`, ``legal`` the card engine's actions
-(:data:`~referee.cardgame.CardAction`), ``game.ruleset`` a
-:class:`~referee.cardgame.CardRuleset` and the outcome a :class:`~referee.cardgame.CardOutcome`.
+``"card"``) the requests are decoded with :mod:`referee.games.card.wire`, so ``view`` is a
+:class:`~referee.games.card.CardSeatView`, ``legal`` the card engine's actions
+(:data:`~referee.games.card.CardAction`), ``game.ruleset`` a
+:class:`~referee.games.card.CardRuleset` and the outcome a :class:`~referee.games.card.CardOutcome`.
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from typing import Any, Protocol
 
 import grpc
 
-from referee import wire, wire_cardgame
-from referee.cardgame import CardOutcome, CardRuleset, load_card_ruleset
-from referee.cardgame.actions import CardAction, PlaceMix, PlaceSuit
-from referee.cardgame.events import CardEvent
-from referee.rules import Action, Outcome, Ruleset
-from referee.rules.actions import ClaimRoute
-from referee.rules.cards import COLOURS, GRAY
-from referee.rules.events import Event
-from referee.rules.ruleset import City, GameMap, Route, RulesetError, Ticket, load_ruleset
+from referee.games.board import Action, Outcome, Ruleset, wire
+from referee.games.board.actions import ClaimRoute
+from referee.games.board.events import Event
+from referee.games.board.ruleset import City, GameMap, Route, RulesetError, Ticket, load_ruleset
+from referee.games.card import CardOutcome, CardRuleset, load_card_ruleset
+from referee.games.card import wire as wire_cardgame
+from referee.games.card.actions import CardAction, PlaceMix, PlaceSuit
+from referee.games.card.events import CardEvent
+from referee.games.common.cards import COLOURS, GRAY
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc, cards_pb2, game_map_pb2
 
 __all__ = [
@@ -76,8 +76,9 @@ class Game:
     seat: int
     num_seats: int
     #: the map, tickets and rule numbers as the engine has them: a
-    #: :class:`~referee.rules.Ruleset` in a board game, a :class:`~referee.cardgame.CardRuleset`
-    #: in the card game (typed views of it: :attr:`board_ruleset`, :attr:`card_ruleset`)
+    #: :class:`~referee.games.board.Ruleset` in a board game, a
+    #: :class:`~referee.games.card.CardRuleset` in the card game (typed views of it:
+    #: :attr:`board_ruleset`, :attr:`card_ruleset`)
     ruleset: Any
     move_limit_ms: int
     bank_ms: int
@@ -129,10 +130,10 @@ class Bot:
     def choose(self, view: Any, legal: Sequence[Any]) -> Action | CardAction | int:
         """The action for this decision: one of ``legal`` or its index (0-based).
 
-        In a board game ``view`` is a :class:`~referee.rules.SeatView` and ``legal`` holds
-        :data:`~referee.rules.Action` values; in the card game (``self.game.is_card_game``)
-        ``view`` is a :class:`~referee.cardgame.CardSeatView` and ``legal`` holds
-        :data:`~referee.cardgame.CardAction` values. (Typed loosely here so that a subclass
+        In a board game ``view`` is a :class:`~referee.games.board.SeatView` and ``legal`` holds
+        :data:`~referee.games.board.Action` values; in the card game (``self.game.is_card_game``)
+        ``view`` is a :class:`~referee.games.card.CardSeatView` and ``legal`` holds
+        :data:`~referee.games.card.CardAction` values. (Typed loosely here so that a subclass
         may annotate the family it plays.)"""
         raise NotImplementedError
 
@@ -142,7 +143,7 @@ class Bot:
 
     def on_end(self, outcome: Any) -> None:
         """The game in ``self.game`` is over: final scores, every ticket revealed (an
-        :class:`~referee.rules.Outcome`, or a :class:`~referee.cardgame.CardOutcome` in the
+        :class:`~referee.games.board.Outcome`, or a :class:`~referee.games.card.CardOutcome` in the
         card game)."""
 
     @property

@@ -28,7 +28,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-from referee.cardgame import (
+from referee.games.card import (
     CardAction,
     CardOutcome,
     CardRuleset,
@@ -47,7 +47,7 @@ from referee.cardgame import (
     outcome,
     view,
 )
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
 
 __all__ = [
     "CardGreedyStrategy",
@@ -105,7 +105,7 @@ class CardStrategy(ABC):
 
 class CardRandomStrategy(CardStrategy):
     """Uniform over the legal actions, the floor every other bot must clear (the player of
-    ``referee.cardgame.selfplay``).
+    ``referee.games.card.selfplay``).
 
     Not weighted: at a ticket choice every legal subset is equally likely, which is the same
     as keeping each offered ticket with probability 1/2 (at least one at setup), so it keeps

@@ -29,12 +29,12 @@ from typing import Any
 
 import grpc
 
-from referee.family import AnyRuleset, Family, family_of, load
+from referee.games.board import IllegalActionError, MalformedActionError
+from referee.games.registry import AnyRuleset, Family, family_of, load
 from referee.match import DEFAULT_CALL_S
-from referee.rules import IllegalActionError, MalformedActionError
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
-#: Either rules family's values (referee/family.py): the kit plays both.
+#: Either rules family's values (referee/games/registry.py): the kit plays both.
 Action = Any
 GameState = Any
 Event = Any

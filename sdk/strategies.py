@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from referee.rules import (
+from referee.games.board import (
     Action,
     ClaimRoute,
     DrawBlind,
@@ -36,8 +36,8 @@ from referee.rules import (
     outcome,
     view,
 )
-from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_COLOURS
-from referee.rules.memo import per_object
+from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_COLOURS
+from referee.games.common.memo import per_object
 
 __all__ = [
     "Board",

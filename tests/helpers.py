@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.store import GameResult, SeatResult
-from referee.family import load
-from referee.match import Clock, SeatBot, play_match
-from referee.rules import (
+from referee.games.board import (
     GameState,
     Pass,
     Phase,
@@ -25,8 +23,10 @@ from referee.rules import (
     load_ruleset,
     new_game,
 )
-from referee.rules.actions import KeepTickets
-from referee.rules.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
+from referee.games.board.actions import KeepTickets
+from referee.games.common.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS
+from referee.games.registry import load
+from referee.match import Clock, SeatBot, play_match
 from sdk import StrategyBot, start_server
 from sdk.card_strategies import CardRandomStrategy
 from sdk.strategies import RandomStrategy
@@ -281,8 +281,8 @@ def play(
     return path
 
 
-#: The fields ``project`` hides from other seats, per event class (referee/rules/events.py,
-#: referee/cardgame/events.py).
+#: The fields ``project`` hides from other seats, per event class (referee/games/board/events.py,
+#: referee/games/card/events.py).
 HIDDEN = {
     "BlindDrawn": "card",
     "TicketsDrawn": "tickets",

@@ -5,7 +5,7 @@ row, the decks, who owns which route) and answers "may the acting seat do this n
 rule, the slow and obvious way. The constants are the rulebooks' numbers for each variant,
 written down again on purpose (not read from the ruleset, which is only asked its ``name``)
 so that a wrong ruleset value shows up as a disagreement too. The only shared vocabulary is
-the representation: card kinds (``referee.rules.cards``; New York's Taxi card is the wild
+the representation: card kinds (``referee.games.common.cards``; New York's Taxi card is the wild
 card kind), action types and the state's fields.
 
 References: ``003:LINE`` is shared/seeds/003_1611490a013a284e.txt, ``001:LINE`` is
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
-from referee.rules import GameState, Phase
-from referee.rules.actions import (
+from referee.games.board import GameState, Phase
+from referee.games.board.actions import (
     Action,
     ClaimRoute,
     DrawBlind,
@@ -29,8 +29,8 @@ from referee.rules.actions import (
     KeepTickets,
     Pass,
 )
-from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.ruleset import Route
+from referee.games.board.ruleset import Route
+from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS
 
 #: 003:11 "turn 5 cards faceup".
 FACE_UP_SLOTS = 5

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from referee import cardgame, wire
-from referee import rules as board
-from referee.cardgame import events as card_events
 from referee.cli import main as cli_main
+from referee.games import board
+from referee.games import card as cardgame
+from referee.games.board import events as board_events
+from referee.games.board import wire
+from referee.games.board.ruleset import City, Route, Ticket
+from referee.games.board.state import Phase as EnginePhase
+from referee.games.card import events as card_events
+from referee.games.common.cards import CARD_NAMES
 from referee.launcher import DEFAULT_STARTUP_S, STOP_GRACE_S, BotConfig
 from referee.match import (
     DEFAULT_BANK_MS,
@@ -26,10 +31,6 @@ from referee.match import (
     MAX_MESSAGE_CHARS,
     MAX_RULE_CHARS,
 )
-from referee.rules import events as board_events
-from referee.rules.cards import CARD_NAMES
-from referee.rules.ruleset import City, Route, Ticket
-from referee.rules.state import Phase as EnginePhase
 from sdk import Game, Phase
 from ttr.v1 import bot_service_pb2
 

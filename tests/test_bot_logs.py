@@ -41,7 +41,7 @@ illegal_left = [1]
 
 def choose(self, view, legal):
     import pathlib, sys, time
-    from referee.rules.actions import ClaimRoute
+    from referee.games.board.actions import ClaimRoute
     print(f"thinking about {len(legal)} actions", flush=True)
     print("\\x1b[31mred\\x1b[0m on stderr", file=sys.stderr, flush=True)
     if self.game.rejection:

@@ -11,7 +11,7 @@ from itertools import combinations
 
 import pytest
 
-from referee.cardgame import (
+from referee.games.card import (
     CardAction,
     CardGameState,
     CardRuleset,
@@ -26,7 +26,7 @@ from referee.cardgame import (
     new_game,
     view,
 )
-from referee.rules.cards import COLOURS, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.common.cards import COLOURS, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
 from sdk.card_strategies import (
     CardGreedyStrategy,
     CardPlannerStrategy,

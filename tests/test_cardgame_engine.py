@@ -26,7 +26,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.cardgame import (
+from referee.games.board.actions import DRAW_TICKETS
+from referee.games.card import (
     CardAction,
     CardGameState,
     CardRuleset,
@@ -42,7 +43,7 @@ from referee.cardgame import (
     project,
     view_json,
 )
-from referee.cardgame.events import (
+from referee.games.card.events import (
     CardsDealt,
     DeckReshuffled,
     FinalRoundStarted,
@@ -55,9 +56,8 @@ from referee.cardgame.events import (
     TicketsDrawn,
     TrainRobbed,
 )
-from referee.cardgame.state import EMPTY
-from referee.rules.actions import DRAW_TICKETS
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.card.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
 from tests.test_cardgame_rules import BOX, RULES, after_setup, cards, with_
 
 DATA = Path(__file__).parent / "data" / "cardgame"

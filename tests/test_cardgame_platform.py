@@ -23,9 +23,9 @@ import pytest
 from leaderboard.runner import run
 from leaderboard.store import Store
 from leaderboard.table import leaderboard
-from referee.cardgame import CardGameState, legal_actions, load_card_ruleset, view
 from referee.cli import main as cli_main
-from referee.family import CARD, family_of, load, variants
+from referee.games.card import CardGameState, legal_actions, load_card_ruleset, view
+from referee.games.registry import CARD, family_of, load, variants
 from referee.launcher import LaunchedBot, launch
 from referee.match import act_request
 from referee.replay import verify

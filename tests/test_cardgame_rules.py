@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from referee.cardgame import (
+from referee.games.board.actions import DRAW_BLIND, DRAW_TICKETS, PASS
+from referee.games.card import (
     IDLE_ROUNDS,
     CardAction,
     CardGameState,
@@ -40,7 +41,7 @@ from referee.cardgame import (
     project,
     view,
 )
-from referee.cardgame.events import (
+from referee.games.card.events import (
     CardsDealt,
     DeckReshuffled,
     FinalRoundStarted,
@@ -51,9 +52,8 @@ from referee.cardgame.events import (
     TicketsRevealed,
     TrainRobbed,
 )
-from referee.cardgame.state import EMPTY
-from referee.rules.actions import DRAW_BLIND, DRAW_TICKETS, PASS
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.card.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
 
 RULES = load_card_ruleset()
 #: 000:8-10 "96 Train cards (10 of each color, plus 16 Locomotives)", per kind

@@ -14,7 +14,7 @@ import pytest
 
 from referee.cli import build_parser
 from referee.cli import main as cli_main
-from referee.family import variants
+from referee.games.registry import variants
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def _bot(folder: Path, body: str, toml_extra: str = "") -> Path:
     )
     (folder / "bot.py").write_text(
         "import os, sys\n"
-        "from referee.rules import DrawFaceUp\n"
+        "from referee.games.board import DrawFaceUp\n"
         "from sdk import Bot, run\n\n"
         "class B(Bot):\n"
         "    def choose(self, view, legal):\n"

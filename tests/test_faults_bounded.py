@@ -29,7 +29,14 @@ from typing import Any
 import grpc
 import pytest
 
-from referee import wire
+from referee.games.board import (
+    MalformedActionError,
+    apply,
+    legal_actions,
+    load_ruleset,
+    new_game,
+    wire,
+)
 from referee.match import (
     MAX_ANSWER_BYTES,
     MAX_FAULTS_PER_DECISION,
@@ -43,7 +50,6 @@ from referee.match import (
     play_match,
 )
 from referee.replay import verify
-from referee.rules import MalformedActionError, apply, legal_actions, load_ruleset, new_game
 from tests.helpers import RULESETS, VARIANTS
 from ttr.v1 import actions_pb2, bot_service_pb2, cards_pb2
 
@@ -399,7 +405,7 @@ _REFEREE = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from referee.match import Clock, Match, SeatBot
-    from referee.rules import load_ruleset
+    from referee.games.board import load_ruleset
 
     def kb(field):
         with open("/proc/self/status") as f:

@@ -32,8 +32,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from referee import wire
-from referee.family import BOARD
+from referee.games.board import Action, GameState, apply, legal_actions, new_game, wire
+from referee.games.registry import BOARD
 from referee.match import (
     MAX_RULE_CHARS,
     Clock,
@@ -42,7 +42,6 @@ from referee.match import (
     play_match,
 )
 from referee.replay import verify
-from referee.rules import Action, GameState, apply, legal_actions, new_game
 from tests.helpers import RULESETS, VARIANTS
 from tests.test_faults_bounded import (
     Abort,

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.rules import (
+from referee.games.board import (
     GameState,
     Phase,
     Ruleset,
@@ -39,7 +39,7 @@ from referee.rules import (
     new_game,
     outcome,
 )
-from referee.rules.actions import (
+from referee.games.board.actions import (
     PASS,
     Action,
     ClaimRoute,
@@ -48,10 +48,10 @@ from referee.rules.actions import (
     DrawTickets,
     KeepTickets,
 )
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import Event, FaceUpFlushed, GameEnded
-from referee.rules.scoring import owned_routes, route_points_of
-from referee.rules.state import EMPTY
+from referee.games.board.events import Event, FaceUpFlushed, GameEnded
+from referee.games.board.scoring import owned_routes, route_points_of
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from referee.selfplay import play_random_game
 from tests.helpers import (
     FACTS,
@@ -545,7 +545,9 @@ def test_variants_sharing_a_map_deal_the_same_cards_but_their_own_tickets() -> N
 
 _FINGERPRINT = """
 import random
-from referee.rules import apply, available_variants, legal_actions, load_ruleset, new_game, outcome
+from referee.games.board import (
+    apply, available_variants, legal_actions, load_ruleset, new_game, outcome
+)
 for variant in available_variants():
     rules = load_ruleset(variant)
     for players in range(rules.min_players, rules.max_players + 1):

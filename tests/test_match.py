@@ -20,8 +20,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from referee import wire
 from referee.cli import main as cli_main
+from referee.games.board import apply, legal_actions, load_ruleset, new_game, wire
+from referee.games.board.events import BlindDrawn, project
 from referee.launcher import BotConfigError, BotStartError, launch, load_bot_config
 from referee.match import (
     MAX_FAULTS_PER_DECISION,
@@ -32,8 +33,6 @@ from referee.match import (
     play_match,
 )
 from referee.replay import verify
-from referee.rules import apply, legal_actions, load_ruleset, new_game
-from referee.rules.events import BlindDrawn, project
 from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import actions_pb2, bot_service_pb2, bot_service_pb2_grpc
 

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.rules import (
+from referee.games.board import (
     GameState,
     IllegalActionError,
     MalformedActionError,
@@ -39,7 +39,7 @@ from referee.rules import (
     legal_actions,
     new_game,
 )
-from referee.rules.actions import (
+from referee.games.board.actions import (
     DRAW_TICKETS,
     PASS,
     Action,
@@ -49,7 +49,7 @@ from referee.rules.actions import (
     DrawTickets,
     KeepTickets,
 )
-from referee.rules.cards import LOCOMOTIVE
+from referee.games.common.cards import LOCOMOTIVE
 from tests.helpers import FACTS, RULESETS, USA, VARIANTS, after_setup, variant_seats
 from tests.naive_rules import candidate_actions, naive_is_legal, naive_legal_actions
 

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.rules import available_variants
+from referee.games.board import available_variants
 
 ROOT = Path(__file__).resolve().parent.parent
-RULES = ROOT / "referee" / "rules"
-CARDGAME = ROOT / "referee" / "cardgame"  #: the second rules family's engine, as pure
+GAMES = ROOT / "referee" / "games"  #: both rules families, what they share, the registry
 REFEREE = ROOT / "referee"
 
 # ---------------------------------------------------------------------------------------------
@@ -56,16 +55,20 @@ FORBIDDEN_MODULES = (
 FORBIDDEN_OWN = ("ttr", "sdk", "leaderboard", "tools", "bench")
 
 
-ENGINES = ("referee.rules", "referee.cardgame")
+ENGINES = ("referee.games.board", "referee.games.card")
+#: What an engine may import of the project: its own package and the families' shared kernel.
+PURE = ("referee.games.common", *ENGINES)
 
 
 def outside_the_engine(modules: list[str]) -> list[str]:
-    """Modules of the referee package other than the rules engines (cli, selfplay, the
-    server). The card engine may use the board engine's shared pieces (cards, errors)."""
+    """Modules of the referee package other than the rules engines and their shared kernel
+    (the match loop, hosting, the registry with its wire codecs)."""
     return [
         m
         for m in modules
-        if m.startswith("referee.") and not any(m == e or m.startswith(e + ".") for e in ENGINES)
+        if m.startswith("referee.")
+        and m != "referee.games"
+        and not any(m == e or m.startswith(e + ".") for e in PURE)
     ]
 
 
@@ -93,19 +96,19 @@ def test_importing_the_engine_imports_no_io_machinery(engine: str) -> None:
 
 
 def test_the_import_check_can_see_a_forbidden_module() -> None:
-    modules = imported_by("import referee.rules, socket")
+    modules = imported_by("import referee.games.board, socket")
     assert "socket" in offending(modules, FORBIDDEN_MODULES)
 
 
 def test_the_import_check_can_see_the_outer_layers() -> None:
-    modules = imported_by("import referee.rules, referee.cli")
+    modules = imported_by("import referee.games.board, referee.cli")
     assert "referee.cli" in outside_the_engine(modules)
 
 
 def test_a_whole_game_imports_nothing_more() -> None:
     # Playing and scoring a game must not import anything lazily either.
     modules = imported_by(
-        "from referee.rules import *\n"
+        "from referee.games.board import *\n"
         "import random\n"
         "r = load_ruleset('usa'); s = new_game(r, 3, 1); rng = random.Random(0)\n"
         "while not s.is_over:\n"
@@ -182,14 +185,14 @@ FILE_ATTRS = frozenset(
     }
 )
 #: (file, top-level function) pairs allowed to read files: the packaged data and a ruleset
-#: file a map designer names (referee/rules/ruleset.py).
+#: file a map designer names (referee/games/board/ruleset.py).
 FILE_ALLOW = frozenset(
     {
         ("ruleset.py", "_load_packaged_json"),
         ("ruleset.py", "available_variants"),
         ("ruleset.py", "load_ruleset"),
         ("ruleset.py", "load_ruleset_file"),
-        ("ruleset.py", "load_card_ruleset"),  # referee/cardgame/ruleset.py
+        ("ruleset.py", "load_card_ruleset"),  # referee/games/card/ruleset.py
         ("ruleset.py", "load_card_ruleset_file"),
     }
 )
@@ -249,11 +252,11 @@ def purity_problems(source: str, filename: str) -> list[str]:
 
 
 def rules_sources() -> list[Path]:
-    files = sorted(RULES.glob("*.py"))
-    assert {p.name for p in files} >= {"engine.py", "scoring.py", "ruleset.py", "view.py"}
-    cards = sorted(CARDGAME.glob("*.py"))
-    assert {p.name for p in cards} >= {"engine.py", "scoring.py", "ruleset.py", "view.py"}
-    return files + cards
+    files = sorted(GAMES.rglob("*.py"))
+    for family in ("board", "card"):
+        names = {p.name for p in files if p.parent.name == family}
+        assert names >= {"engine.py", "scoring.py", "ruleset.py", "view.py", "wire.py"}
+    return files
 
 
 @pytest.mark.parametrize("path", rules_sources(), ids=lambda p: f"{p.parent.name}/{p.name}")

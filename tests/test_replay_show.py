@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 
 from referee import show as show_module
-from referee.cardgame import events as card_events
 from referee.cli import format_outcome
 from referee.cli import main as cli_main
-from referee.family import BOARD, CARD, family_of, load, variants
+from referee.games.board import Ruleset
+from referee.games.board import events as board_events
+from referee.games.card import events as card_events
+from referee.games.common.cards import CARD_NAMES
+from referee.games.registry import BOARD, CARD, family_of, load, variants
 from referee.replay import Step, verify
 from referee.replay import replay as real_replay
-from referee.rules import Ruleset
-from referee.rules import events as board_events
-from referee.rules.cards import CARD_NAMES
 from tests.helpers import hide_differently, play
 from ttr.v1 import cards_pb2
 

@@ -21,12 +21,11 @@ from google.protobuf.message import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee import wire
 from referee.cli import main as cli_main
-from referee.family import load
+from referee.games.board import load_ruleset, wire
+from referee.games.registry import load
 from referee.launcher import LaunchedBot, launch
 from referee.match import Match, SeatBot
-from referee.rules import load_ruleset
 from sdk import Game, StrategyBot
 from sdk.bot import BotServicer
 from sdk.card_strategies import CardRandomStrategy

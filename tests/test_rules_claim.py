@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     ClaimRoute,
     GameState,
     IllegalActionError,
@@ -20,10 +20,10 @@ from referee.rules import (
     apply,
     legal_actions,
 )
-from referee.rules.actions import DRAW_BLIND
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.errors import RulesError
-from referee.rules.events import RouteClaimed
+from referee.games.board.actions import DRAW_BLIND
+from referee.games.board.events import RouteClaimed
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
+from referee.games.common.errors import RulesError
 from tests.helpers import USA, after_setup, card, hand, route_index, with_
 
 L = LOCOMOTIVE

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     Action,
     DrawBlind,
     DrawFaceUp,
@@ -20,15 +20,15 @@ from referee.rules import (
     apply,
     legal_actions,
 )
-from referee.rules.actions import DRAW_BLIND, ClaimRoute
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import (
+from referee.games.board.actions import DRAW_BLIND, ClaimRoute
+from referee.games.board.events import (
     DeckReshuffled,
     FaceUpDealt,
     FaceUpFlushed,
     FaceUpTaken,
 )
-from referee.rules.state import EMPTY
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from tests.helpers import USA, after_setup, card, hand, route_index, with_
 
 L = LOCOMOTIVE

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     Action,
     ClaimRoute,
     DrawBlind,
@@ -25,10 +25,10 @@ from referee.rules import (
     legal_actions,
     new_game,
 )
-from referee.rules.actions import DRAW_BLIND, DRAW_TICKETS, PASS
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import GameEnded, LastRoundStarted, Passed
-from referee.rules.state import EMPTY
+from referee.games.board.actions import DRAW_BLIND, DRAW_TICKETS, PASS
+from referee.games.board.events import GameEnded, LastRoundStarted, Passed
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from tests.helpers import USA, after_setup, card, hand, route_index, with_
 
 RED = card("red")

@@ -10,7 +10,7 @@ from itertools import combinations
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     GameState,
     IllegalActionError,
     KeepTickets,
@@ -19,10 +19,10 @@ from referee.rules import (
     legal_actions,
     new_game,
 )
-from referee.rules.actions import DRAW_BLIND
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import FaceUpDealt, FaceUpFlushed
-from referee.rules.state import EMPTY
+from referee.games.board.actions import DRAW_BLIND
+from referee.games.board.events import FaceUpDealt, FaceUpFlushed
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from tests.helpers import FACTS, RULESETS, USA, variant_seats
 
 SEAT_COUNTS = [pytest.param(n, id=f"{n}-players") for n in range(2, 6)]

@@ -10,7 +10,7 @@ from itertools import combinations
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     GameState,
     IllegalActionError,
     KeepTickets,
@@ -18,7 +18,7 @@ from referee.rules import (
     apply,
     legal_actions,
 )
-from referee.rules.actions import DRAW_TICKETS, DrawTickets
+from referee.games.board.actions import DRAW_TICKETS, DrawTickets
 from tests.helpers import after_setup, with_
 
 

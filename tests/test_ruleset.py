@@ -3,7 +3,7 @@
 The data facts are asserted as numbers (from shared/data/usa/PROVENANCE.md and
 shared/data/newyork/PROVENANCE.md, which record how each was settled), so this file does not
 need ``shared/`` to run. A fact that disagrees means the transcription into
-referee/rules/data/ changed. Each ruleset number is checked against its rulebook line
+referee/games/board/data/ changed. Each ruleset number is checked against its rulebook line
 (``003:LINE``, ``001:LINE``: shared/seeds/).
 """
 
@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from referee.rules import RulesetError, available_variants, load_ruleset, load_ruleset_file
-from referee.rules.cards import CARD_NAMES, COLOURS, GRAY
-from referee.rules.ruleset import (
+from referee.games.board import RulesetError, available_variants, load_ruleset, load_ruleset_file
+from referee.games.board.ruleset import (
     BonusCard,
     GameMap,
     Ruleset,
@@ -32,10 +31,11 @@ from referee.rules.ruleset import (
     parse_ruleset,
     parse_tickets,
 )
+from referee.games.common.cards import CARD_NAMES, COLOURS, GRAY
 from tests.helpers import FACTS, NEW_YORK, RULESETS, USA, VARIANTS
 
 MAP = USA.game_map
-DATA = resources.files("referee.rules") / "data"
+DATA = resources.files("referee.games.board") / "data"
 
 
 def packaged(kind: str, name: str) -> Any:

@@ -37,9 +37,9 @@ from typing import Any
 import pytest
 
 from leaderboard.store import Store
+from referee.games.board import load_ruleset
 from referee.launcher import LaunchedBot, launch
 from referee.match import Clock, MatchResult, SeatBot, play_match
-from referee.rules import load_ruleset
 from referee.sandbox import Limits, SandboxConfig, unavailable_reason
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -699,7 +699,7 @@ def test_soak_referee_memory_and_files_stay_flat(arena: Arena) -> None:
             if game + 1 in (warmup, games):
                 gc.collect()
                 marks["warm" if game + 1 == warmup else "end"] = (_rss_kb(), _fds())
-    # The wire encoders' memos (referee/rules/memo.py) grow by some 20-50 KB a game until
+    # The wire encoders' memos (referee/games/common/memo.py) grow by some 20-50 KB a game until
     # they reach their bound: most of the growth measured here.
     (rss_warm, fds_warm), (rss_end, fds_end) = marks["warm"], marks["end"]
     print(f"games {warmup} -> {games}: RSS {rss_warm} -> {rss_end} kB, fds {fds_warm} -> {fds_end}")

@@ -1,15 +1,15 @@
 """Final scoring on the real maps: longest continuous path, tickets, bonuses, winner.
 
-Every longest-path and ticket case below is derived by hand from referee/rules/data/maps/usa.json
-(route ids ``#n`` are the ids in that file); the derivation is in the comment of each case.
-Rulebook lines: 003:97 (ticket completion), 003:105 (tickets added / subtracted), 003:107
-(longest path, a train never used twice, +10 to every tied player), 003:109 (winner and
-tie-breaks), 002:89-94 (route points table); RULINGS 7 and 8.
+Every longest-path and ticket case below is derived by hand from
+referee/games/board/data/maps/usa.json (route ids ``#n`` are the ids in that file); the derivation
+is in the comment of each case. Rulebook lines: 003:97 (ticket completion), 003:105 (tickets added /
+subtracted), 003:107 (longest path, a train never used twice, +10 to every tied player), 003:109
+(winner and tie-breaks), 002:89-94 (route points table); RULINGS 7 and 8.
 
 The variants: the Globetrotter (003:25, 15 points, every seat tied for the most completed
 tickets; none when nobody completed one: docs/rules.md), the bonus cards each USA variant uses
 (003:25, 003:29, 003:13 for Big Cities), the 1910 tie-breaks (most tickets, then shared), and
-New York on its own map (referee/rules/data/maps/newyork.json, ``#n`` its ids): the 1/2/4/7
+New York on its own map (referee/games/board/data/maps/newyork.json, ``#n`` its ids): the 1/2/4/7
 route table (001:70-73), tickets (001:75-77), one point per Tourist Attraction touched
 (001:79-81) and its tie rule (001:40-42).
 """
@@ -23,10 +23,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.rules import GameState, Outcome, Ruleset, outcome
-from referee.rules.cards import COLOURS, GRAY
-from referee.rules.ruleset import GameMap, Route
-from referee.rules.scoring import attractions_touched, connected, longest_path, route_points_of
+from referee.games.board import GameState, Outcome, Ruleset, outcome
+from referee.games.board.ruleset import GameMap, Route
+from referee.games.board.scoring import (
+    attractions_touched,
+    connected,
+    longest_path,
+    route_points_of,
+)
+from referee.games.common.cards import COLOURS, GRAY
 from referee.selfplay import play_random_game
 from tests.helpers import NEW_YORK, RULESETS, USA, after_setup, ticket_index, with_
 

@@ -16,8 +16,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee import wire
-from referee.rules import (
+from referee.games.board import (
     Action,
     DrawFaceUp,
     SeatView,
@@ -28,8 +27,9 @@ from referee.rules import (
     new_game,
     outcome,
     view,
+    wire,
 )
-from referee.rules.events import Event, project
+from referee.games.board.events import Event, project
 from sdk import Bot
 from sdk.bot import ruleset_from_start
 from sdk.compliance import check_bot

@@ -32,9 +32,9 @@ from leaderboard.runner import (
 from leaderboard.schedule import SEED_BITS, build, game_seed, secret_seed
 from leaderboard.store import GameResult
 from referee.cli import main as cli_main
+from referee.games.board import load_ruleset
 from referee.match import SeatBot
 from referee.replay import verify
-from referee.rules import load_ruleset
 from referee.sandbox import unavailable_reason
 from tests.test_match import TestBot, serve
 from tests.test_tournament import GREEDY, RANDOM, _start_and_wait

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import sdk.strategies as strategies_module
-from referee.rules import (
+from referee.games.board import (
     Action,
     ClaimRoute,
     DrawFaceUp,
@@ -29,9 +29,9 @@ from referee.rules import (
     view,
     view_json,
 )
-from referee.rules.cards import LOCOMOTIVE
-from referee.rules.scoring import owned_routes
-from referee.rules.state import EMPTY
+from referee.games.board.scoring import owned_routes
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE
 from sdk.strategies import (
     Board,
     GreedyStrategy,

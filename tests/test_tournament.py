@@ -64,7 +64,7 @@ def choose(self, view, legal):
 
 ILLEGAL_ANSWERS = """
 def choose(self, view, legal):
-    from referee.rules.actions import ClaimRoute
+    from referee.games.board.actions import ClaimRoute
     return ClaimRoute(route=0, colour=0, locomotives=99)
 """
 

@@ -1,6 +1,6 @@
 """The rules that differ between variants, table by table, each case citing its line.
 
-The variants are data (referee/rules/data/rulesets/*.toml). ``usa1910``, ``mega`` and
+The variants are data (referee/games/board/data/rulesets/*.toml). ``usa1910``, ``mega`` and
 ``bigcities`` are the USA 1910 box's variants (003:21-37: other tickets, another deal, other
 bonus cards; every other rule of 003 stands). ``newyork`` is Ticket to Ride: New York (001; its
 columns are interleaved, so a rule's lines may sit apart): the same mechanisms with its own
@@ -19,7 +19,7 @@ from itertools import combinations
 
 import pytest
 
-from referee.rules import (
+from referee.games.board import (
     ClaimRoute,
     GameState,
     IllegalActionError,
@@ -30,10 +30,10 @@ from referee.rules import (
     legal_actions,
     new_game,
 )
-from referee.rules.actions import DRAW_BLIND, DRAW_TICKETS, DrawFaceUp
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import FaceUpDealt, FaceUpFlushed, LastRoundStarted, RouteClaimed
-from referee.rules.state import EMPTY
+from referee.games.board.actions import DRAW_BLIND, DRAW_TICKETS, DrawFaceUp
+from referee.games.board.events import FaceUpDealt, FaceUpFlushed, LastRoundStarted, RouteClaimed
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from referee.selfplay import play_random_game
 from tests.helpers import (
     FACTS,
@@ -54,7 +54,7 @@ RED, ORANGE, GREEN, BLUE, PINK, BLACK = (
 )
 NO_DISCARDS = (0,) * NUM_CARD_KINDS
 
-# New York routes (referee/rules/data/maps/newyork.json; ids #n)
+# New York routes (referee/games/board/data/maps/newyork.json; ids #n)
 LC_MW = route_index(NEW_YORK, "Lincoln Center", "Midtown West")  # 2 red, #2
 LC_TS_GREEN = route_index(NEW_YORK, "Lincoln Center", "Times Square", "green")  # 2, #3 double 1
 LC_TS_BLUE = route_index(NEW_YORK, "Lincoln Center", "Times Square", "blue")  # 2, #4 double 1

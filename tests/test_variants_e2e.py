@@ -21,10 +21,10 @@ from leaderboard.store import Store
 from leaderboard.table import leaderboard
 from referee.cli import format_outcome
 from referee.cli import main as cli_main
+from referee.games.board import available_variants, load_ruleset
+from referee.games.board.scoring import Outcome, SeatScore
 from referee.launcher import LaunchedBot, launch
 from referee.replay import verify
-from referee.rules import available_variants, load_ruleset
-from referee.rules.scoring import Outcome, SeatScore
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]

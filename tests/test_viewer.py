@@ -22,9 +22,9 @@ import pytest
 import referee.viewer as viewer_module
 from referee.cli import format_outcome
 from referee.cli import main as cli_main
-from referee.family import family_of, load, variants
+from referee.games.board import Ruleset, load_ruleset
+from referee.games.registry import family_of, load, variants
 from referee.replay import Step, load_record, replay, start
-from referee.rules import Ruleset, load_ruleset
 from referee.show import DESCRIBERS, fault_line
 from referee.viewer import OWN_FIELDS, build_film, frames, render_html, schematic_layout
 from tests.helpers import hide_differently, play

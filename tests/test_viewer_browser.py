@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from referee.family import Family, family_of, load, variants
+from referee.games.common.cards import CARD_NAMES
+from referee.games.registry import Family, family_of, load, variants
 from referee.replay import load_record
-from referee.rules.cards import CARD_NAMES
 from referee.viewer import render_html
 from tests.browser import screenshot
 from tests.helpers import play

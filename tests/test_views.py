@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.rules import (
+from referee.games.board import (
     GameState,
     Phase,
     Ruleset,
@@ -35,9 +35,8 @@ from referee.rules import (
     view,
     view_json,
 )
-from referee.rules.actions import Action, DrawBlind, DrawFaceUp, DrawTickets
-from referee.rules.cards import NUM_CARD_KINDS
-from referee.rules.events import (
+from referee.games.board.actions import Action, DrawBlind, DrawFaceUp, DrawTickets
+from referee.games.board.events import (
     BlindDrawn,
     DeckReshuffled,
     Event,
@@ -52,7 +51,8 @@ from referee.rules.events import (
     TicketsKept,
     project,
 )
-from referee.rules.state import EMPTY
+from referee.games.board.state import EMPTY
+from referee.games.common.cards import NUM_CARD_KINDS
 from tests.helpers import FACTS, RULESETS, USA, VARIANTS, variant_seats, with_
 
 DATA = Path(__file__).parent / "data"

@@ -1,4 +1,4 @@
-"""The wire contract (proto/ttr/v1) and its one converter (referee/wire.py).
+"""The wire contract (proto/ttr/v1) and its one converter (referee/games/board/wire.py).
 
 Round trips run over what real random games produce (every legal action offered, every seat's
 view and projected events at every step), plus hand-made values for the rare cases a few games
@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import wire
-from referee.rules import (
+from referee.games.board import (
     Action,
     GameState,
     MalformedActionError,
@@ -32,8 +31,9 @@ from referee.rules import (
     new_game,
     outcome,
     view,
+    wire,
 )
-from referee.rules.actions import (
+from referee.games.board.actions import (
     DRAW_BLIND,
     DRAW_TICKETS,
     PASS,
@@ -41,8 +41,7 @@ from referee.rules.actions import (
     DrawFaceUp,
     KeepTickets,
 )
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.events import (
+from referee.games.board.events import (
     BlindDrawn,
     DeckReshuffled,
     Event,
@@ -57,9 +56,10 @@ from referee.rules.events import (
     TicketsKept,
     project,
 )
-from referee.rules.memo import memoized
-from referee.rules.state import EMPTY
-from referee.rules.view import SeatView
+from referee.games.board.state import EMPTY
+from referee.games.board.view import SeatView
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
+from referee.games.common.memo import memoized
 from tests.helpers import USA, after_setup, with_
 from tools import gen_proto
 from ttr.v1 import (
@@ -647,10 +647,10 @@ def imported_by(statement: str) -> list[str]:
 
 
 def test_the_rules_import_no_grpc_or_protobuf_and_the_wire_no_grpc() -> None:
-    rules = imported_by("import referee.rules")
+    rules = imported_by("import referee.games.board")
     assert not [m for m in rules if m.split(".")[0] in ("grpc", "ttr")]
     assert not [m for m in rules if m.startswith("google.protobuf")]
-    converter = imported_by("import referee.wire")
+    converter = imported_by("import referee.games.board.wire")
     assert "ttr.v1.view_pb2" in converter and "google.protobuf" in converter
     assert not [m for m in converter if m.split(".")[0] == "grpc"]
 

@@ -1,4 +1,4 @@
-"""Ticket to Ride: The Card Game on the wire (referee/wire_cardgame.py) and in the Python SDK.
+"""Ticket to Ride: The Card Game on the wire (referee/games/card/wire.py) and in the Python SDK.
 
 Round trips are exact (engine value -> message -> bytes -> message -> engine value) for every
 action offered, every event as every seat sees it and every view of random games, 2-4 players,
@@ -18,8 +18,21 @@ from typing import Any
 import grpc
 import pytest
 
-from referee import wire, wire_cardgame
-from referee.cardgame import (
+from referee.games.board import wire
+from referee.games.board.actions import DRAW_BLIND, DRAW_TICKETS, PASS, ClaimRoute, DrawFaceUp, keep
+from referee.games.board.events import (
+    BlindDrawn,
+    DeckReshuffled,
+    FaceUpDealt,
+    FaceUpTaken,
+    GameEnded,
+    Passed,
+    RouteClaimed,
+    TicketsDrawn,
+    TicketsKept,
+)
+from referee.games.board.events import Event as BoardEvent
+from referee.games.card import (
     CardAction,
     CardEvent,
     CardGameState,
@@ -38,7 +51,8 @@ from referee.cardgame import (
     project,
     view,
 )
-from referee.cardgame.events import (
+from referee.games.card import wire as wire_cardgame
+from referee.games.card.events import (
     BonusAwarded,
     CardsDealt,
     FinalRoundStarted,
@@ -50,21 +64,8 @@ from referee.cardgame.events import (
     TicketsRevealed,
     TrainRobbed,
 )
-from referee.rules.actions import DRAW_BLIND, DRAW_TICKETS, PASS, ClaimRoute, DrawFaceUp, keep
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.rules.errors import MalformedActionError
-from referee.rules.events import (
-    BlindDrawn,
-    DeckReshuffled,
-    FaceUpDealt,
-    FaceUpTaken,
-    GameEnded,
-    Passed,
-    RouteClaimed,
-    TicketsDrawn,
-    TicketsKept,
-)
-from referee.rules.events import Event as BoardEvent
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
+from referee.games.common.errors import MalformedActionError
 from sdk import Bot, Game
 from sdk.bot import CARD
 from sdk.serve import RunningBot, start_server
@@ -787,7 +788,7 @@ def test_start_game_recognises_a_card_game_by_setup_or_by_name() -> None:
     with pytest.raises(_Aborted):
         servicer.StartGame(_start_request("d", 0, 2, variant="cardgame@99", setup=False), context)
     # a board game is still a board game
-    from referee.rules import load_ruleset
+    from referee.games.board import load_ruleset
 
     usa = load_ruleset("usa")
     board = bot_service_pb2.StartGameRequest(game_id="e", variant=usa.ident, seat=0, num_seats=2)

@@ -27,9 +27,7 @@ from pathlib import Path
 import pytest
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from referee import wire
-from referee.match import Clock, SeatBot, play_match
-from referee.rules import (
+from referee.games.board import (
     Action,
     SeatView,
     apply,
@@ -38,8 +36,10 @@ from referee.rules import (
     new_game,
     outcome,
     view,
+    wire,
 )
-from referee.rules.events import project
+from referee.games.board.events import project
+from referee.match import Clock, SeatBot, play_match
 from sdk import Bot
 from sdk.serve import start_server
 from ttr.v1 import actions_pb2, bot_service_pb2

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from referee import show
-from referee.cardgame import CardRuleset
-from referee.family import Family
+from referee.games.board import events as board_events
+from referee.games.board.ruleset import GameMap
+from referee.games.card import CardRuleset
+from referee.games.common.cards import CARD_NAMES
+from referee.games.registry import Family
 from referee.replay import Diverged, load_record, replay, start, verify
-from referee.rules import events as board_events
-from referee.rules.cards import CARD_NAMES
-from referee.rules.ruleset import GameMap
 from referee.show import DESCRIBERS, ShowError, default_line, fault_line
 from referee.web import SEAT_COLOURS, asset, html_page
 

@@ -41,7 +41,7 @@ MARKER: str = str(targets().get("marker", "ttr-hostile"))
 if MARKER not in sys.argv:
     os.execv(sys.executable, [sys.executable, sys.argv[0], MARKER])
 
-from referee.rules import Action, SeatView  # noqa: E402
+from referee.games.board import Action, SeatView  # noqa: E402
 from sdk import Bot, run  # noqa: E402
 from sdk.bot import Game  # noqa: E402
 from sdk.strategies import RandomStrategy  # noqa: E402

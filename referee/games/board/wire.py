@@ -9,7 +9,7 @@ card's name, ``PHASE_`` + the phase's name), so a card kind, phase or end reason
 rules without its enum value fails at import time rather than on the wire.
 
 Errors, as in python-chess: an action message that describes no action at all raises
-:class:`~referee.rules.errors.MalformedActionError` with a rule id naming what is wrong (the
+:class:`~referee.games.common.errors.MalformedActionError` with a rule id naming what is wrong (the
 engine then judges a well-formed action and raises ``IllegalActionError`` if the rules forbid
 it). Any other message that cannot be read back (views, events, outcomes; the SDK's direction)
 raises :class:`WireError`.
@@ -25,7 +25,7 @@ from typing import TypeAlias, TypeVar, assert_never, overload
 
 from google.protobuf.message import Message
 
-from referee.rules.actions import (
+from referee.games.board.actions import (
     DRAW_BLIND,
     DRAW_TICKETS,
     PASS,
@@ -37,9 +37,7 @@ from referee.rules.actions import (
     KeepTickets,
     Pass,
 )
-from referee.rules.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS, NUM_COLOURS
-from referee.rules.errors import MalformedActionError
-from referee.rules.events import (
+from referee.games.board.events import (
     BlindDrawn,
     DeckReshuffled,
     Event,
@@ -53,11 +51,13 @@ from referee.rules.events import (
     TicketsDrawn,
     TicketsKept,
 )
-from referee.rules.memo import memoized, per_object
-from referee.rules.ruleset import BonusCard, Ruleset
-from referee.rules.scoring import Outcome, SeatScore
-from referee.rules.state import EMPTY, Phase
-from referee.rules.view import PlayerPublic, SeatView
+from referee.games.board.ruleset import BonusCard, Ruleset
+from referee.games.board.scoring import Outcome, SeatScore
+from referee.games.board.state import EMPTY, Phase
+from referee.games.board.view import PlayerPublic, SeatView
+from referee.games.common.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.common.errors import MalformedActionError
+from referee.games.common.memo import memoized, per_object
 from ttr.v1 import (
     actions_pb2,
     bot_service_pb2,
@@ -162,7 +162,7 @@ class ViewPhase(StrEnum):
     """The decision a view's seat faces: the type of ``view.phase`` in every view the wire
     decodes (``sdk.Phase``; the SDK's bots compare ``view.phase is Phase.TURN``).
 
-    A view holds the engine's :class:`~referee.rules.state.Phase` by its lower-case name, a
+    A view holds the engine's :class:`~referee.games.board.state.Phase` by its lower-case name, a
     string, and the engine's ``Phase`` is an ``IntEnum``: ``view.phase == Phase.TURN`` would
     be False without a word. A member here *is* that string (``ViewPhase.TURN == "turn"``),
     so a comparison with either the member or the name gives the right answer, on a decoded
@@ -543,7 +543,8 @@ def _tickets_to_pb(tickets: tuple[int, ...] | None) -> events_pb2.TicketList | N
 
 def event_to_pb(event: Event) -> events_pb2.Event:
     """An event as an ``Event`` message. Give it the event already projected for the seat it
-    is for (:func:`referee.rules.events.project`): a hidden field (``None``) is left absent."""
+    is for (:func:`referee.games.board.events.project`): a hidden field (``None``) is left
+    absent."""
     match event:
         case FaceUpTaken(seat=seat, slot=slot, card=card):
             return events_pb2.Event(

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from referee.rules.cards import (
+from referee.games.common.cards import (
     CARD_NAMES,
     GRAY,
     LOCOMOTIVE,
@@ -89,7 +89,7 @@ class GameMap:
 
 
 def _colour_name(colour: int) -> str:
-    from referee.rules.cards import card_name
+    from referee.games.common.cards import card_name
 
     return card_name(colour)
 
@@ -179,7 +179,7 @@ TIE_BREAKS = frozenset({"tickets_completed", "longest_path", "globetrotter"})
 #: Tie-breaks that only make sense while their bonus card is in play.
 _TIE_BREAK_NEEDS_BONUS = {"longest_path": "longest_path", "globetrotter": "globetrotter"}
 
-_DATA = resources.files("referee.rules") / "data"
+_DATA = resources.files("referee.games.board") / "data"
 
 
 # ---------------------------------------------------------------------------------------------

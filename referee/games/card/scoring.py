@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from referee.cardgame.ruleset import CardRuleset
-from referee.cardgame.state import CardGameState
-from referee.rules.cards import LOCOMOTIVE, NUM_COLOURS
+from referee.games.card.ruleset import CardRuleset
+from referee.games.card.state import CardGameState
+from referee.games.common.cards import LOCOMOTIVE, NUM_COLOURS
 
 # ---------------------------------------------------------------------------------------------
 # which tickets a stack completes

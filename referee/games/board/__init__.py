@@ -10,7 +10,7 @@ The whole public API::
     print(outcome(state))
 """
 
-from referee.rules.actions import (
+from referee.games.board.actions import (
     Action,
     ClaimRoute,
     DrawBlind,
@@ -20,9 +20,8 @@ from referee.rules.actions import (
     Pass,
     keep,
 )
-from referee.rules.engine import apply, legal_actions, new_game
-from referee.rules.errors import IllegalActionError, MalformedActionError, RulesError
-from referee.rules.ruleset import (
+from referee.games.board.engine import apply, legal_actions, new_game
+from referee.games.board.ruleset import (
     GameMap,
     Route,
     Ruleset,
@@ -32,9 +31,10 @@ from referee.rules.ruleset import (
     load_ruleset,
     load_ruleset_file,
 )
-from referee.rules.scoring import Outcome, SeatScore, outcome
-from referee.rules.state import GameState, Phase
-from referee.rules.view import PlayerPublic, SeatView, view, view_json
+from referee.games.board.scoring import Outcome, SeatScore, outcome
+from referee.games.board.state import GameState, Phase
+from referee.games.board.view import PlayerPublic, SeatView, view, view_json
+from referee.games.common.errors import IllegalActionError, MalformedActionError, RulesError
 
 __all__ = [
     "Action",

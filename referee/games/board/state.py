@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from referee.rules.events import Event
-from referee.rules.ruleset import Ruleset
+from referee.games.board.events import Event
+from referee.games.board.ruleset import Ruleset
 
 
 class Phase(IntEnum):

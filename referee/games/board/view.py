@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from referee.rules.memo import memoized
-from referee.rules.scoring import owned_routes
-from referee.rules.state import GameState, Phase
+from referee.games.board.scoring import owned_routes
+from referee.games.board.state import GameState, Phase
+from referee.games.common.memo import memoized
 
 
 @dataclass(frozen=True, slots=True)

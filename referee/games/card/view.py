@@ -1,6 +1,6 @@
 """What one seat may know of a Card Game: the only door from a state to anything bot-facing.
 
-Built by allow-list, field by field, like the board games' view (referee/rules/view.py): the
+Built by allow-list, field by field, like the board games' view (referee/games/board/view.py): the
 opponent part has no field that could hold a card of a hand or a stack, or a ticket in hand.
 Public: the face-up row, the Railyards (cards are placed face up, 000:120-123), the discards,
 every count (hand, stack, tickets, decks), the tickets completed at a scoring (shown for the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from referee.cardgame.state import CardGameState, Phase
+from referee.games.card.state import CardGameState, Phase
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,20 @@
 """Ticket to Ride: The Card Game on the wire: conversions to and from ``ttr.v1`` messages.
 
-The card game's counterpart of :mod:`referee.wire`, with the same function names and shapes.
-Both families share one contract (proto/README.md): the card game sends the same ``SeatView``,
-``Event``, ``Action`` and ``Outcome`` messages as the board games, fills the fields whose
-meaning is the same in both, and carries its own facts in card-game parts (``SeatView.card_game``,
-``SeatScore.card_game``, ``StartGameRequest.card_game``, the actions ``place_suit`` and
-``place_mix``, the events 12-21). The shared pieces (the five shared actions and eight shared
-events, card and phase names, card counts) are converted by :mod:`referee.wire` itself, so the
-two families spell them the same way byte for byte.
+The card game's counterpart of :mod:`referee.games.board.wire`, with the same function names and
+shapes. Both families share one contract (proto/README.md): the card game sends the same
+``SeatView``, ``Event``, ``Action`` and ``Outcome`` messages as the board games, fills the fields
+whose meaning is the same in both, and carries its own facts in card-game parts
+(``SeatView.card_game``, ``SeatScore.card_game``, ``StartGameRequest.card_game``, the actions
+``place_suit`` and ``place_mix``, the events 12-21). The shared pieces (the five shared actions and
+eight shared events, card and phase names, card counts) are converted by
+:mod:`referee.games.board.wire` itself, so the two families spell them the same way byte for byte.
 
-Errors, as in :mod:`referee.wire`: an action message that describes no card-game action raises
-:class:`~referee.rules.errors.MalformedActionError` with a rule id naming what is wrong (the
-engine then judges a well-formed action); any other message that cannot be read back (views,
-events, outcomes, the setup; the SDK's direction) raises :class:`~referee.wire.WireError`.
-Like the engine, this module imports the generated message classes only, never grpc.
+Errors, as in :mod:`referee.games.board.wire`: an action message that describes no card-game action
+raises :class:`~referee.games.common.errors.MalformedActionError` with a rule id naming what is
+wrong (the engine then judges a well-formed action); any other message that cannot be read back
+(views, events, outcomes, the setup; the SDK's direction) raises
+:class:`~referee.games.board.wire.WireError`. Like the engine, this module imports the generated
+message classes only, never grpc.
 """
 
 from __future__ import annotations
@@ -22,29 +23,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import assert_never, overload
 
-from referee import wire
-from referee.cardgame.actions import CardAction, PlaceMix, PlaceSuit
-from referee.cardgame.engine import IDLE_ROUNDS
-from referee.cardgame.events import (
-    BonusAwarded,
-    CardEvent,
-    CardsDealt,
-    FinalRoundStarted,
-    MixPlaced,
-    MovedOnTrack,
-    PlayStalled,
-    StackScored,
-    SuitPlaced,
-    TicketsRevealed,
-    TrainRobbed,
-)
-from referee.cardgame.ruleset import BigCity, CardRuleset, CardTicket
-from referee.cardgame.scoring import CardOutcome, CardSeatScore
-from referee.cardgame.view import CardPlayerPublic, CardSeatView
-from referee.rules.actions import ClaimRoute
-from referee.rules.cards import NUM_COLOURS
-from referee.rules.errors import MalformedActionError
-from referee.rules.events import (
+from referee.games.board import wire
+from referee.games.board.actions import ClaimRoute
+from referee.games.board.events import (
     BlindDrawn,
     DeckReshuffled,
     FaceUpDealt,
@@ -54,10 +35,9 @@ from referee.rules.events import (
     TicketsDrawn,
     TicketsKept,
 )
-from referee.rules.memo import memoized, per_object
 
 # The shared vocabulary, spelled exactly as the board games spell it.
-from referee.wire import (
+from referee.games.board.wire import (
     _PB_TO_CARD,
     _PB_TO_PHASE,
     _PHASE_TO_PB,
@@ -71,6 +51,27 @@ from referee.wire import (
     _slot_to_pb,
     card_to_pb,
 )
+from referee.games.card.actions import CardAction, PlaceMix, PlaceSuit
+from referee.games.card.engine import IDLE_ROUNDS
+from referee.games.card.events import (
+    BonusAwarded,
+    CardEvent,
+    CardsDealt,
+    FinalRoundStarted,
+    MixPlaced,
+    MovedOnTrack,
+    PlayStalled,
+    StackScored,
+    SuitPlaced,
+    TicketsRevealed,
+    TrainRobbed,
+)
+from referee.games.card.ruleset import BigCity, CardRuleset, CardTicket
+from referee.games.card.scoring import CardOutcome, CardSeatScore
+from referee.games.card.view import CardPlayerPublic, CardSeatView
+from referee.games.common.cards import NUM_COLOURS
+from referee.games.common.errors import MalformedActionError
+from referee.games.common.memo import memoized, per_object
 from ttr.v1 import (
     actions_pb2,
     bot_service_pb2,
@@ -103,7 +104,7 @@ __all__ = [
     "view_to_pb",
 ]
 
-#: The Action members both families use: read and written by :mod:`referee.wire`.
+#: The Action members both families use: read and written by :mod:`referee.games.board.wire`.
 _SHARED_ACTIONS = frozenset(
     {"draw_blind", "draw_face_up", "draw_tickets", "keep_tickets", "pass_turn"}
 )
@@ -245,8 +246,8 @@ actions_from_pb = legal_actions_from_pb
 
 class LegalActions(Sequence[CardAction]):
     """The legal actions of a request, each read from its message when first used: what the
-    SDK hands to ``Bot.choose`` (as :class:`referee.wire.LegalActions` in a board game). An
-    action this version cannot read (a member added by a later version) raises
+    SDK hands to ``Bot.choose`` (as :class:`referee.games.board.wire.LegalActions` in a board
+    game). An action this version cannot read (a member added by a later version) raises
     ``MalformedActionError`` when it is used, not before, so the others stay choosable."""
 
     __slots__ = ("_actions", "_msgs")
@@ -446,7 +447,7 @@ def view_from_pb(msg: view_pb2.SeatView) -> CardSeatView:
 
 def event_to_pb(event: CardEvent) -> events_pb2.Event:
     """An event as an ``Event`` message. Give it the event already projected for the seat it
-    is for (:func:`referee.cardgame.project`): a hidden field (``None``) is left absent."""
+    is for (:func:`referee.games.card.project`): a hidden field (``None``) is left absent."""
     match event:
         case (
             FaceUpTaken()
@@ -647,7 +648,7 @@ def act_request_pb(
     """One decision's request: ``view`` and ``events`` as the acting seat may see them (the
     events already projected for it), the legal actions in order, the clock and the previous
     answer's rejection. The events and legal actions are merged in from kept bytes, as in
-    :func:`referee.wire.act_request_pb`."""
+    :func:`referee.games.board.wire.act_request_pb`."""
     request = bot_service_pb2.ActRequest(
         game_id=game_id,
         request_id=request_id,

@@ -2,12 +2,12 @@
 the CLI and tournaments need of a game, whichever rules it follows.
 
 Two families exist. The board games (``usa``, ``usa1910``, ``mega``, ``bigcities``,
-``newyork``) are one engine with variants as data (``referee.rules`` + ``referee.wire``); Ticket
-to Ride: The Card Game is the other (``referee.cardgame`` + ``referee.wire_cardgame``). A
-:class:`Family` bundles one engine's pure functions with its wire converters and the record's
-action types, so the machinery around the rules is written once and never asks which game it
-runs. A third family is a new engine, its data, its wire module and one more :class:`Family`
-here.
+``newyork``) are one engine with variants as data (``referee.games.board`` +
+``referee.games.board.wire``); Ticket to Ride: The Card Game is the other (``referee.games.card`` +
+``referee.games.card.wire``). A :class:`Family` bundles one engine's pure functions with its wire
+converters and the record's action types, so the machinery around the rules is written once and
+never asks which game it runs. A third family is a new engine, its data, its wire module and one
+more :class:`Family` here.
 
 States, actions, views and outcomes are typed ``Any`` at this seam: each family's own modules
 type them exactly, and the code on this side only passes them between a family's functions
@@ -22,12 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee import cardgame, wire, wire_cardgame
-from referee import rules as board
-from referee.cardgame import CardRuleset
-from referee.rules import Ruleset, RulesetError
-from referee.rules import actions as _board_actions
-from referee.rules.events import project as _board_project
+from referee.games import board
+from referee.games import card as cardgame
+from referee.games.board import Ruleset, RulesetError, wire
+from referee.games.board import actions as _board_actions
+from referee.games.board.events import project as _board_project
+from referee.games.card import CardRuleset
+from referee.games.card import wire as wire_cardgame
 from ttr.v1 import bot_service_pb2
 
 #: a ruleset of either family

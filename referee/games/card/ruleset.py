@@ -1,6 +1,6 @@
 """The Card Game's ruleset: every number and fact in one data file, loaded strictly.
 
-Like the board games' loader (referee/rules/ruleset.py, whose strict table reader and
+Like the board games' loader (referee/games/board/ruleset.py, whose strict table reader and
 ``RulesetError`` this module uses), an unknown key, a missing key or a value out of range
 raises :class:`RulesetError` naming the key, so a typo fails at load time instead of silently
 playing a different game. The file is ``data/cardgame.toml``; PROVENANCE.md beside it says
@@ -16,12 +16,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from referee.rules.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
-from referee.rules.ruleset import RulesetError, _Table
+from referee.games.board.ruleset import RulesetError, _Table
+from referee.games.common.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
 
 #: Card names as the card game's data spells them: its sources call the eighth colour
 #: ``purple``, the colour the board games call ``pink`` (shared/data/README.md). Same card
-#: kinds, same indices (referee/rules/cards.py): only the spelling in the data file differs.
+#: kinds, same indices (referee/games/common/cards.py): only the spelling in the data file differs.
 SOURCE_CARD_NAMES: Final[tuple[str, ...]] = tuple(
     "purple" if kind == COLOURS.index("pink") else name for kind, name in enumerate(CARD_NAMES)
 )
@@ -29,7 +29,7 @@ SOURCE_CARD_NAMES: Final[tuple[str, ...]] = tuple(
 #: Tie-breaks after the most points (000:224-228).
 TIE_BREAKS: Final = frozenset({"tickets_completed", "bonus_cards"})
 
-_DATA = resources.files("referee.cardgame") / "data"
+_DATA = resources.files("referee.games.card") / "data"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,10 +220,10 @@ def parse_card_ruleset(data: object, where: str) -> CardRuleset:
 @cache
 def load_card_ruleset(name: str = "cardgame") -> CardRuleset:
     """The packaged Card Game ruleset (cached: rulesets are immutable). Not in
-    ``referee.rules.available_variants()``: the board engine cannot play it."""
+    ``referee.games.board.available_variants()``: the board engine cannot play it."""
     path = _DATA / f"{name}.toml"
     if not path.is_file():
-        raise RulesetError(f"no card game ruleset named {name!r} (referee/cardgame/data/)")
+        raise RulesetError(f"no card game ruleset named {name!r} (referee/games/card/data/)")
     return parse_card_ruleset(tomllib.loads(path.read_text(encoding="utf-8")), f"{name}.toml")
 
 

@@ -1,6 +1,6 @@
 """The rules of Ticket to Ride: The Card Game, the second rules family beside the board games.
 
-Pure and deterministic like the board engine (referee/rules/engine.py), with the same shape:
+Pure and deterministic like the board engine (referee/games/board/engine.py), with the same shape:
 ``new_game(ruleset, num_seats, seed)``, ``legal_actions(state)``, ``apply(state, action)``
 raising :class:`IllegalActionError` / :class:`MalformedActionError` with a rule id. Chance
 lives in the state (the shuffled decks) and every shuffle draws from an RNG derived from
@@ -24,7 +24,7 @@ import random
 from itertools import combinations
 from typing import Final, NoReturn, assert_never
 
-from referee.cardgame.actions import (
+from referee.games.card.actions import (
     DRAW_BLIND,
     DRAW_TICKETS,
     PASS,
@@ -37,7 +37,7 @@ from referee.cardgame.actions import (
     PlaceMix,
     PlaceSuit,
 )
-from referee.cardgame.events import (
+from referee.games.card.events import (
     BlindDrawn,
     BonusAwarded,
     CardEvent,
@@ -58,12 +58,12 @@ from referee.cardgame.events import (
     TicketsRevealed,
     TrainRobbed,
 )
-from referee.cardgame.ruleset import CardRuleset
-from referee.cardgame.scoring import best_completion, big_city_winners, ticket_points
-from referee.cardgame.state import EMPTY, CardGameState, Phase
-from referee.rules.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
-from referee.rules.errors import IllegalActionError, MalformedActionError
-from referee.rules.memo import memoized
+from referee.games.card.ruleset import CardRuleset
+from referee.games.card.scoring import best_completion, big_city_winners, ticket_points
+from referee.games.card.state import EMPTY, CardGameState, Phase
+from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
+from referee.games.common.errors import IllegalActionError, MalformedActionError
+from referee.games.common.memo import memoized
 
 #: Engineering guard, not a rule: when this many full rounds of turns (``IDLE_ROUNDS`` times
 #: the number of seats) have ended since a Train card last moved anywhere or a ticket was

@@ -1,7 +1,7 @@
 """The pure rules engine of Ticket to Ride: The Card Game, the second rules family.
 
 No I/O, no clock, no global random state, no grpc, like the board games' engine
-(``referee.rules``), whose function names and shapes it mirrors::
+(``referee.games.board``), whose function names and shapes it mirrors::
 
     ruleset = load_card_ruleset()                    # "cardgame@1"
     state = new_game(ruleset, num_seats=4, seed=1)
@@ -11,11 +11,11 @@ No I/O, no clock, no global random state, no grpc, like the board games' engine
     print(outcome(state))
 
 Events: ``state.events`` (what the last transition did), ``project(event, seat)`` (what a seat
-may see of one). The ruleset is not in ``referee.rules.available_variants()``: the platform
+may see of one). The ruleset is not in ``referee.games.board.available_variants()``: the platform
 registers it when the wire layer can carry the card game.
 """
 
-from referee.cardgame.actions import (
+from referee.games.card.actions import (
     CardAction,
     DrawBlind,
     DrawFaceUp,
@@ -27,19 +27,19 @@ from referee.cardgame.actions import (
     keep,
     mix,
 )
-from referee.cardgame.engine import IDLE_ROUNDS, apply, legal_actions, new_game
-from referee.cardgame.events import CardEvent, project
-from referee.cardgame.ruleset import (
+from referee.games.card.engine import IDLE_ROUNDS, apply, legal_actions, new_game
+from referee.games.card.events import CardEvent, project
+from referee.games.card.ruleset import (
     BigCity,
     CardRuleset,
     CardTicket,
     load_card_ruleset,
     load_card_ruleset_file,
 )
-from referee.cardgame.scoring import CardOutcome, CardSeatScore, best_completion, outcome
-from referee.cardgame.state import CardGameState, Phase
-from referee.cardgame.view import CardPlayerPublic, CardSeatView, view, view_json
-from referee.rules.errors import IllegalActionError, MalformedActionError, RulesError
+from referee.games.card.scoring import CardOutcome, CardSeatScore, best_completion, outcome
+from referee.games.card.state import CardGameState, Phase
+from referee.games.card.view import CardPlayerPublic, CardSeatView, view, view_json
+from referee.games.common.errors import IllegalActionError, MalformedActionError, RulesError
 
 __all__ = [
     "IDLE_ROUNDS",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import assert_never
 
-from referee.rules.actions import (
+from referee.games.board.actions import (
     DRAW_BLIND,
     DRAW_TICKETS,
     PASS,
@@ -30,9 +30,7 @@ from referee.rules.actions import (
     KeepTickets,
     Pass,
 )
-from referee.rules.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
-from referee.rules.errors import IllegalActionError, MalformedActionError
-from referee.rules.events import (
+from referee.games.board.events import (
     BlindDrawn,
     DeckReshuffled,
     Event,
@@ -46,8 +44,10 @@ from referee.rules.events import (
     TicketsDrawn,
     TicketsKept,
 )
-from referee.rules.ruleset import Ruleset
-from referee.rules.state import EMPTY, GameState, Phase
+from referee.games.board.ruleset import Ruleset
+from referee.games.board.state import EMPTY, GameState, Phase
+from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
+from referee.games.common.errors import IllegalActionError, MalformedActionError
 
 #: Engineering guard, not a rule: flushes in a row before the row is left as it is. With the
 #: guard of RULINGS 1 and the lazy reshuffle of RULINGS 2 each flush has a positive chance to

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.rules.ruleset import GameMap, Ruleset
-from referee.rules.state import GameState
+from referee.games.board.ruleset import GameMap, Ruleset
+from referee.games.board.state import GameState
 
 
 @dataclass(frozen=True, slots=True)
