@@ -54,5 +54,5 @@ clean:  ## remove the venv and caches
 proto: $(STAMP)  ## regenerate gen/python and the Node sample bot's copy of proto/; commit them
 	$(BIN)/python -m tools.gen_proto
 	rm -rf sample_bots/node_random/proto
-	$(BIN)/python -c 'from pathlib import Path; from referee.newbot import copy_protos; \
+	$(BIN)/python -c 'from pathlib import Path; from referee.hosting.newbot import copy_protos; \
 		copy_protos(Path("sample_bots/node_random"))'

@@ -46,8 +46,8 @@ from referee.games.board import legal_actions, load_ruleset, new_game
 from referee.games.board import wire as referee_wire
 from referee.games.board.events import Event, project
 from referee.games.registry import BOARD
+from referee.hosting.sandbox import NO_SANDBOX, SandboxConfig
 from referee.match import act_request, action_from_json
-from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2
 
 ROOT = Path(__file__).resolve().parent.parent

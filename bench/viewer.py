@@ -29,10 +29,10 @@ from typing import Any
 
 from referee.games.registry import load
 from referee.match import Clock, SeatBot, play_match
-from referee.viewer import build_film, render_html
 from sdk import StrategyBot, start_server
 from sdk.card_strategies import CardRandomStrategy
 from sdk.strategies import GreedyStrategy, PlannerStrategy, RandomStrategy
+from ttr_arena.pages.viewer import build_film, render_html
 
 STRATEGIES = {"random": RandomStrategy, "greedy": GreedyStrategy, "planner": PlannerStrategy}
 TARGET_OPEN_S = 1.0

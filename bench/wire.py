@@ -2,7 +2,7 @@
 
     python bench/wire.py [--games N] [--repeat R] [--variant V] [--no-sandbox] [--json]
 
-The bots run in the sandbox as in every league night (referee/sandbox.py) unless
+The bots run in the sandbox as in every league night (referee/hosting/sandbox.py) unless
 ``--no-sandbox``; run it both ways to see what the sandbox costs. Each bot's start-up time
 (from starting the process to its first SERVING health check) is printed too.
 
@@ -57,9 +57,9 @@ from google.protobuf.message import Message
 
 import referee.match
 from referee.games.board import Ruleset, load_ruleset
-from referee.launcher import free_port, launch
+from referee.hosting.launcher import free_port, launch
+from referee.hosting.sandbox import NO_SANDBOX, SandboxConfig
 from referee.match import Match, SeatBot
-from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -65,12 +65,13 @@ from leaderboard.store import (
     Tournament,
     TournamentSpec,
 )
-from referee import sandbox as sandbox_mod
-from referee.build import BUILD_FILES
 from referee.games.registry import AnyRuleset, family_of, load
-from referee.launcher import BotConfig, LaunchedBot, LaunchError, load_bot_config
+from referee.hosting import sandbox as sandbox_mod
+from referee.hosting.build import BUILD_FILES
+from referee.hosting.config import BotConfig, LaunchError
+from referee.hosting.launcher import LaunchedBot, load_bot_config
+from referee.hosting.sandbox import SandboxConfig
 from referee.match import Clock, Match, MatchResult, SeatBot
-from referee.sandbox import SandboxConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)

@@ -1,5 +1,5 @@
 """Replay a game record through the engine: check it (``ttr replay verify``) and walk it
-(``ttr replay show``, referee/show.py).
+(``ttr replay show``, ttr_arena/pages/show.py).
 
 A record holds the seed and every action, so the engine alone can rebuild each state:
 :func:`replay` starts from ``new_game(ruleset, seats, seed)`` and applies the recorded actions

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main as cli_main
 from referee.games import board
 from referee.games import card as cardgame
 from referee.games.board import events as board_events
@@ -21,7 +20,8 @@ from referee.games.board.ruleset import City, Route, Ticket
 from referee.games.board.state import Phase as EnginePhase
 from referee.games.card import events as card_events
 from referee.games.common.cards import CARD_NAMES
-from referee.launcher import DEFAULT_STARTUP_S, STOP_GRACE_S, BotConfig
+from referee.hosting.config import BotConfig
+from referee.hosting.launcher import DEFAULT_STARTUP_S, STOP_GRACE_S
 from referee.match import (
     DEFAULT_BANK_MS,
     DEFAULT_CALL_S,
@@ -33,6 +33,7 @@ from referee.match import (
 )
 from sdk import Game, Phase
 from ttr.v1 import bot_service_pb2
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "bot-api.md").read_text(encoding="utf-8")

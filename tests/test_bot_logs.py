@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from leaderboard.store import FaultRow, GameResult, SeatResult, Store
-from referee import sandbox
+from referee.hosting import sandbox
 from tests.test_tournament import sdk_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = str(ROOT / "sample_bots" / "random")
 GREEDY = str(ROOT / "sample_bots" / "greedy")
-TTR = [sys.executable, "-m", "referee.cli"]
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
 MODES = ["sandbox", "no-sandbox"]
 
 #: Says hello on stdout and stderr as it starts (class bodies run at import), writes a line to

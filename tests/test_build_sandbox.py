@@ -1,4 +1,4 @@
-"""bot.toml build steps run in the bots' jail (referee/build.py, referee/sandbox.py).
+"""bot.toml build steps run in the bots' jail (referee/hosting/build.py, sandbox.py).
 
 A build is the entrant's code, run by the organiser's launcher (often as root): these builds
 are real processes in real bubblewrap jails, written as a hostile entrant would write them.
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from referee import build, sandbox
-from referee.build import BotBuildError
-from referee.cli import main as cli_main
-from referee.launcher import load_bot_config
+from referee.hosting import build, sandbox
+from referee.hosting.build import BotBuildError
+from referee.hosting.launcher import load_bot_config
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = ROOT / "sample_bots" / "random"

@@ -23,17 +23,17 @@ import pytest
 from leaderboard.runner import run
 from leaderboard.store import Store
 from leaderboard.table import leaderboard
-from referee.cli import main as cli_main
 from referee.games.card import CardGameState, legal_actions, load_card_ruleset, view
 from referee.games.registry import CARD, family_of, load, variants
-from referee.launcher import LaunchedBot, launch
+from referee.hosting.launcher import LaunchedBot, launch
+from referee.hosting.sandbox import NO_SANDBOX, SandboxConfig
 from referee.match import act_request
 from referee.replay import verify
-from referee.sandbox import NO_SANDBOX, SandboxConfig
 from referee.selfplay import run_selfplay
 from sdk.compliance import check_bot
 from tests.test_cardgame_engine import hide_and_seek, sampled_states
 from ttr.v1 import bot_service_pb2
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]

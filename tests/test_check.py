@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import build_parser
-from referee.cli import main as cli_main
 from referee.games.registry import variants
+from ttr_arena.cli import build_parser
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,7 +122,7 @@ def test_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         ([str(bot), "--variant", "nope"], "unknown variant"),
     ]:
         done = subprocess.run(
-            [sys.executable, "-m", "referee.cli", "check", *args],
+            [sys.executable, "-m", "ttr_arena.cli", "check", *args],
             cwd=ROOT,
             capture_output=True,
             text=True,

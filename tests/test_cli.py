@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from referee.cli import main
+from ttr_arena.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,15 +126,15 @@ def run_cli(command: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_module_entry_point_in_a_subprocess() -> None:
-    done = run_cli([sys.executable, "-m", "referee.cli", "selfplay", "--games", "2", "--json"])
+    done = run_cli([sys.executable, "-m", "ttr_arena.cli", "selfplay", "--games", "2", "--json"])
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["games"] == 2
 
 
 def test_ttr_console_script() -> None:
-    # pyproject.toml [project.scripts]: ttr = "referee.cli:main", installed by `make`.
+    # pyproject.toml [project.scripts]: ttr = "ttr_arena.cli:main", installed by `make`.
     scripts = metadata.entry_points(group="console_scripts", name="ttr")
-    assert [ep.value for ep in scripts] == ["referee.cli:main"]
+    assert [ep.value for ep in scripts] == ["ttr_arena.cli:main"]
     ttr = Path(sys.executable).parent / "ttr"
     assert ttr.is_file(), f"{ttr} missing: is the package installed (pip install -e .)?"
     done = run_cli([str(ttr), "selfplay", "--games", "2", "--json"])
@@ -143,7 +143,7 @@ def test_ttr_console_script() -> None:
 
 
 def test_ttr_console_script_user_error() -> None:
-    done = run_cli([sys.executable, "-m", "referee.cli", "selfplay", "--players", "9"])
+    done = run_cli([sys.executable, "-m", "ttr_arena.cli", "selfplay", "--players", "9"])
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("ttr: error: ")

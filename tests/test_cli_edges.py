@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 
 from leaderboard.store import _MIGRATIONS, SCHEMA_VERSION, SeatResult, Store, TournamentSpec
-from referee.cli import build_parser, main
 from tests.helpers import stored_game
+from ttr_arena.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = str(ROOT / "sample_bots" / "random")
 GREEDY = str(ROOT / "sample_bots" / "greedy")
-TTR = [sys.executable, "-m", "referee.cli"]
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -413,7 +413,7 @@ def test_unknown_variants_are_errors_in_every_command_that_takes_one(
     out, _ = ok(capsys, "leaderboard", "show", "--db", str(db), "--variant", "mega")
     assert out.startswith("no games recorded")
     # Every command taking --variant checks it as it is read (leaderboard show: above).
-    from referee.cli import _variant
+    from ttr_arena.cli.main import _variant
 
     for command in _commands(build_parser()):
         option = _options(command).get("--variant")

@@ -24,8 +24,8 @@ import pytest
 from leaderboard.runner import Crew, Events, Outcome, Settings, run
 from leaderboard.schedule import games_in
 from leaderboard.store import GameResult, Store
+from referee.hosting.sandbox import SandboxConfig
 from referee.replay import verify
-from referee.sandbox import SandboxConfig
 from tests.test_tournament import (
     GREEDY,
     PLANNER,

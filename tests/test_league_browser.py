@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]
-TTR = [sys.executable, "-m", "referee.cli"]
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
 HOSTILE = "<b>never</b></script>"
 WAIT_MS = 60_000  #: generous: a slow, shared machine only makes the waits longer, not fail
 

@@ -30,15 +30,15 @@ import pytest
 
 from leaderboard.store import Store, StoreError
 from leaderboard.table import leaderboard, text_rows
-from leaderboard.web.data import league_json
-from leaderboard.web.server import LeagueSite, make_server, url_of
-from leaderboard.web.static import MARKER
-from referee.cli import main
-from referee.viewer import render_html
+from ttr_arena.cli import main
+from ttr_arena.pages.league.data import league_json
+from ttr_arena.pages.league.server import LeagueSite, make_server, url_of
+from ttr_arena.pages.league.static import MARKER
+from ttr_arena.pages.viewer import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]
-TTR = [sys.executable, "-m", "referee.cli"]
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
 HOSTILE = "<b>never</b></script>"  #: a bot author may name a bot anything
 
 

@@ -20,10 +20,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from referee.cli import main as cli_main
 from referee.games.board import apply, legal_actions, load_ruleset, new_game, wire
 from referee.games.board.events import BlindDrawn, project
-from referee.launcher import BotConfigError, BotStartError, launch, load_bot_config
+from referee.hosting.config import BotConfigError
+from referee.hosting.launcher import BotStartError, launch, load_bot_config
+from referee.hosting.sandbox import NO_SANDBOX, SandboxConfig
 from referee.match import (
     MAX_FAULTS_PER_DECISION,
     Clock,
@@ -33,8 +34,8 @@ from referee.match import (
     play_match,
 )
 from referee.replay import verify
-from referee.sandbox import NO_SANDBOX, SandboxConfig
 from ttr.v1 import actions_pb2, bot_service_pb2, bot_service_pb2_grpc
+from ttr_arena.cli import main as cli_main
 
 USA = load_ruleset("usa")
 FAST = Clock(move_ms=200, bank_ms=1000)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.cli import main as cli_main
-from referee.newbot import PROTO_ROOT, proto_files
+from referee.hosting.newbot import PROTO_ROOT, proto_files
 from referee.replay import verify
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "sample_bots" / "node_random"

@@ -23,7 +23,6 @@ from referee.games.board import available_variants
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ROOT / "referee" / "games"  #: both rules families, what they share, the registry
-REFEREE = ROOT / "referee"
 
 # ---------------------------------------------------------------------------------------------
 # What importing the engine loads
@@ -101,8 +100,8 @@ def test_the_import_check_can_see_a_forbidden_module() -> None:
 
 
 def test_the_import_check_can_see_the_outer_layers() -> None:
-    modules = imported_by("import referee.games.board, referee.cli")
-    assert "referee.cli" in outside_the_engine(modules)
+    modules = imported_by("import referee.games.board, referee.match")
+    assert "referee.match" in outside_the_engine(modules)
 
 
 def test_a_whole_game_imports_nothing_more() -> None:
@@ -385,13 +384,17 @@ def variant_branches(source: str, filename: str) -> list[str]:
     return problems
 
 
-def referee_sources() -> list[Path]:
-    files = sorted(REFEREE.rglob("*.py"))
-    assert any(p.name == "engine.py" for p in files) and any(p.name == "cli.py" for p in files)
+#: every package of the platform: none may branch on a variant's name, not only the engines
+PACKAGES = ("referee", "sdk", "leaderboard", "ttr_arena")
+
+
+def platform_sources() -> list[Path]:
+    files = sorted(f for package in PACKAGES for f in (ROOT / package).rglob("*.py"))
+    assert any(p.name == "engine.py" for p in files) and any(p.name == "main.py" for p in files)
     return files
 
 
-@pytest.mark.parametrize("path", referee_sources(), ids=lambda p: str(p.relative_to(REFEREE)))
+@pytest.mark.parametrize("path", platform_sources(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_branching_on_a_variant_name(path: Path) -> None:
     assert variant_branches(path.read_text(encoding="utf-8"), path.name) == []
 

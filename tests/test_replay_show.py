@@ -20,9 +20,6 @@ from typing import Any
 
 import pytest
 
-from referee import show as show_module
-from referee.cli import format_outcome
-from referee.cli import main as cli_main
 from referee.games.board import Ruleset
 from referee.games.board import events as board_events
 from referee.games.card import events as card_events
@@ -32,6 +29,9 @@ from referee.replay import Step, verify
 from referee.replay import replay as real_replay
 from tests.helpers import hide_differently, play
 from ttr.v1 import cards_pb2
+from ttr_arena.cli import main as cli_main
+from ttr_arena.pages import show as show_module
+from ttr_arena.pages.scores import format_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -332,7 +332,7 @@ def test_verify_reports_a_file_that_is_no_record_and_goes_on(
 
 
 def test_show_stops_quietly_when_its_reader_goes(records: dict[str, Path]) -> None:
-    command = [sys.executable, "-m", "referee.cli", "replay", "show", str(records["usa"])]
+    command = [sys.executable, "-m", "ttr_arena.cli", "replay", "show", str(records["usa"])]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(5) == b"usa@1"

@@ -21,10 +21,9 @@ from google.protobuf.message import Message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from referee.cli import main as cli_main
 from referee.games.board import load_ruleset, wire
 from referee.games.registry import load
-from referee.launcher import LaunchedBot, launch
+from referee.hosting.launcher import LaunchedBot, launch
 from referee.match import Match, SeatBot
 from sdk import Game, StrategyBot
 from sdk.bot import BotServicer
@@ -32,6 +31,7 @@ from sdk.card_strategies import CardRandomStrategy
 from sdk.serve import start_server
 from sdk.strategies import RandomStrategy
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from referee import sandbox
-from referee.cli import main as cli_main
-from referee.launcher import launch
-from referee.sandbox import Limits, SandboxConfig
+from referee.hosting import sandbox
+from referee.hosting.launcher import launch
+from referee.hosting.sandbox import Limits, SandboxConfig
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,7 +93,7 @@ def test_what_a_killed_referee_leaves_is_swept_by_the_next_one(tmp_path: Path) -
     code = textwrap.dedent(
         f"""
         import sys, time
-        from referee.launcher import launch
+        from referee.hosting.launcher import launch
         bot = launch({str(ROOT / "sample_bots" / "random")!r})
         bot.start()
         print(bot._jail.home, flush=True)
@@ -232,7 +232,7 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
     bot process (spares included) outlives the run."""
     from leaderboard.runner import run
     from leaderboard.store import Store
-    from referee.sandbox import NO_SANDBOX
+    from referee.hosting.sandbox import NO_SANDBOX
 
     bot = _bot(tmp_path / "remembering", REMEMBERING_BOT)
     records = tmp_path / "records"

@@ -38,9 +38,9 @@ import pytest
 
 from leaderboard.store import Store
 from referee.games.board import load_ruleset
-from referee.launcher import LaunchedBot, launch
+from referee.hosting.launcher import LaunchedBot, launch
+from referee.hosting.sandbox import Limits, SandboxConfig, unavailable_reason
 from referee.match import Clock, MatchResult, SeatBot, play_match
-from referee.sandbox import Limits, SandboxConfig, unavailable_reason
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = ROOT / "tests" / "hostile_bots"
@@ -591,7 +591,7 @@ def ttr_play(arena: Arena, bots: list[Path], *extra: str) -> tuple[dict[str, Any
     argv = [
         sys.executable,
         "-m",
-        "referee.cli",
+        "ttr_arena.cli",
         "play",
         *map(str, bots),
         "--variant",

@@ -31,14 +31,14 @@ from leaderboard.runner import (
 )
 from leaderboard.schedule import SEED_BITS, build, game_seed, secret_seed
 from leaderboard.store import GameResult
-from referee.cli import main as cli_main
 from referee.games.board import load_ruleset
+from referee.hosting.sandbox import unavailable_reason
 from referee.match import SeatBot
 from referee.replay import verify
-from referee.sandbox import unavailable_reason
 from tests.test_match import TestBot, serve
 from tests.test_tournament import GREEDY, RANDOM, _start_and_wait
 from ttr.v1 import bot_service_pb2
+from ttr_arena.cli import main as cli_main
 
 WIRE_ID = re.compile(r"[0-9a-f]{32}")  #: what every game id sent to a bot looks like
 

@@ -1,4 +1,4 @@
-"""``ttr new-bot`` starter kits and bot.toml build steps (referee/newbot.py, referee/build.py).
+"""``ttr new-bot`` starter kits and bot.toml build steps (referee/hosting/newbot.py, build.py).
 
 Each kit is made in a temporary folder (outside the repository, so it must carry everything
 it needs), then plays real sandboxed games against the random sample bot on the usa map and in
@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from referee import build
-from referee.build import BotBuildError
-from referee.cli import main as cli_main
-from referee.launcher import BotConfigError, load_bot_config
-from referee.newbot import LANGUAGES, missing_tools
+from referee.hosting import build
+from referee.hosting.build import BotBuildError
+from referee.hosting.config import BotConfigError
+from referee.hosting.launcher import load_bot_config
+from referee.hosting.newbot import LANGUAGES, missing_tools
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = ROOT / "sample_bots" / "random"
@@ -238,7 +239,7 @@ def test_concurrent_launches_build_once(tmp_path: Path) -> None:
     """Two processes load the same folder at once (a tournament starting copies): the lock
     makes one wait for the other's build, then find the stamp fresh."""
     folder = _bot(tmp_path, sleep_s=1.0)
-    code = f"from referee.launcher import load_bot_config; load_bot_config({str(folder)!r})"
+    code = f"from referee.hosting.launcher import load_bot_config; load_bot_config({str(folder)!r})"
     procs = [
         subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE)
         for _ in range(2)

@@ -43,7 +43,7 @@ import pytest
 from leaderboard.ratings import rate_games, standings
 from leaderboard.schedule import build, games_in
 from leaderboard.store import GameResult, SeatResult, Store
-from referee.sandbox import unavailable_reason
+from referee.hosting.sandbox import unavailable_reason
 from tests.test_tournament import (
     GREEDY,
     RANDOM,

@@ -24,14 +24,14 @@ from leaderboard.runner import TournamentError, bot_content_hash, run
 from leaderboard.schedule import games_in
 from leaderboard.store import Store
 from leaderboard.table import leaderboard
-from referee.cli import main as cli_main
 from referee.replay import verify
+from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM = str(ROOT / "sample_bots" / "random")
 GREEDY = str(ROOT / "sample_bots" / "greedy")
 PLANNER = str(ROOT / "sample_bots" / "planner")
-TTR = [sys.executable, "-m", "referee.cli"]
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
 
 
 def sdk_bot(folder: Path, name: str, body: str) -> str:

@@ -19,12 +19,12 @@ import pytest
 from leaderboard.runner import run
 from leaderboard.store import Store
 from leaderboard.table import leaderboard
-from referee.cli import format_outcome
-from referee.cli import main as cli_main
 from referee.games.board import available_variants, load_ruleset
 from referee.games.board.scoring import Outcome, SeatScore
-from referee.launcher import LaunchedBot, launch
+from referee.hosting.launcher import LaunchedBot, launch
 from referee.replay import verify
+from ttr_arena.cli import main as cli_main
+from ttr_arena.pages.scores import format_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "planner")]

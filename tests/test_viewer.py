@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-import referee.viewer as viewer_module
-from referee.cli import format_outcome
-from referee.cli import main as cli_main
+import ttr_arena.pages.viewer as viewer_module
 from referee.games.board import Ruleset, load_ruleset
 from referee.games.registry import family_of, load, variants
 from referee.replay import Step, load_record, replay, start
-from referee.show import DESCRIBERS, fault_line
-from referee.viewer import OWN_FIELDS, build_film, frames, render_html, schematic_layout
 from tests.helpers import hide_differently, play
+from ttr_arena.cli import main as cli_main
+from ttr_arena.pages.scores import format_outcome
+from ttr_arena.pages.show import DESCRIBERS, fault_line
+from ttr_arena.pages.viewer import OWN_FIELDS, build_film, frames, render_html, schematic_layout
 
 #: A bot name that would run a script if any part of the page treated it as markup.
 HOSTILE = "</script><script>document.title='owned'</script><img src=x onerror=alert(1)>&amp;"

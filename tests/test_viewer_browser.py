@@ -15,10 +15,10 @@ import pytest
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import Family, family_of, load, variants
 from referee.replay import load_record
-from referee.viewer import render_html
 from tests.browser import screenshot
 from tests.helpers import play
 from tests.test_viewer import HOSTILE, engine_states, make_records
+from ttr_arena.pages.viewer import render_html
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.web import SEAT_COLOURS, asset, html_page, script_json
+from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page, script_json
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -12,7 +12,7 @@
 # Go: golang-github-golang-protobuf-1-5-dev is named on purpose. golang-google-grpc-dev
 # accepts 1-3 or 1-5 and apt picks 1-3, the APIv1 runtime that cannot read what Debian's
 # protoc-gen-go (APIv2) generates: it compiles, then panics at the first call
-# (referee/starters/go/README.md).
+# (referee/hosting/starters/go/README.md).
 set -euo pipefail
 
 GO_PACKAGES=(

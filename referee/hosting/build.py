@@ -22,7 +22,7 @@ build prints goes to ``.ttr-build.log``; a failed build is a :class:`BotBuildErr
 
 A build is the entrant's code, as hostile as its bot, run on the organiser's machine (often
 as root) when a tournament loads its entrants. So, when the launch is sandboxed, each step
-runs in a jail made by :func:`referee.sandbox.prepare` (``build=True``), the bots' own code
+runs in a jail made by :func:`referee.hosting.sandbox.prepare` (``build=True``), the bots' own code
 with three differences:
 
 * the bot folder is bound **read-write** (the only writable host path; the runtime, ``/usr``
@@ -65,14 +65,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
-from referee import sandbox as sandbox_mod
-from referee.launcher import _SANDBOX_ENV, BotConfigError, LaunchError
-from referee.sandbox import Limits, SandboxConfig
-
-if TYPE_CHECKING:
-    from referee.launcher import BotConfig
+from referee.hosting import sandbox as sandbox_mod
+from referee.hosting.config import BotConfig, LaunchError
+from referee.hosting.sandbox import JAIL_ENV, Limits, SandboxConfig
 
 STAMP = ".ttr-build"
 LOG = ".ttr-build.log"
@@ -87,7 +84,6 @@ BUILD_FILES = frozenset({STAMP, LOG, LOCK})
 #: folders that change without the author editing anything
 _SKIP_DIRS = frozenset({".git", "__pycache__"})
 
-BuildSteps = tuple[tuple[str, ...], ...]
 #: what a jailed build may use, at least (a bot's own limits are sized for playing, not for
 #: g++ on gRPC headers or a Go build cache): the larger of these and the launch's limits
 BUILD_LIMITS = Limits(
@@ -105,29 +101,6 @@ _PASSED_ENV = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PRO
 
 class BotBuildError(LaunchError):
     """A bot's build failed, timed out or could not run; the message ends with its log's tail."""
-
-
-def parse_build(value: object, path: Path) -> BuildSteps:
-    """bot.toml's ``build``: absent, one argv (a list of strings) or a list of argvs."""
-    if value is None:
-        return ()
-
-    def argv(item: object) -> tuple[str, ...] | None:
-        if isinstance(item, list) and item and all(isinstance(a, str) and a for a in item):
-            return tuple(item)
-        return None
-
-    one = argv(value)
-    if one is not None:
-        return (one,)
-    if isinstance(value, list) and value:
-        steps = [argv(item) for item in value]
-        if all(s is not None for s in steps):
-            return tuple(s for s in steps if s is not None)
-    raise BotConfigError(
-        f"{path}: key `build` must be a command (a non-empty list of non-empty strings, e.g. "
-        '["make"]) or a non-empty list of such commands'
-    )
 
 
 def fingerprint(folder: Path) -> str:
@@ -258,12 +231,10 @@ def _run_step(
         if sandbox.enabled:
             # Found here, by the jail's PATH, so that a missing tool is the same one-line
             # error as unjailed rather than a complaint of prlimit's in the log.
-            found = (
-                shutil.which(argv[0], path=_SANDBOX_ENV["PATH"]) if "/" not in argv[0] else argv[0]
-            )
+            found = shutil.which(argv[0], path=JAIL_ENV["PATH"]) if "/" not in argv[0] else argv[0]
             if found is None:
-                raise FileNotFoundError(errno.ENOENT, f"not found on {_SANDBOX_ENV['PATH']}")
-            env = dict(_SANDBOX_ENV)
+                raise FileNotFoundError(errno.ENOENT, f"not found on {JAIL_ENV['PATH']}")
+            env = dict(JAIL_ENV)
             env.update((k, os.environ[k]) for k in _PASSED_ENV if k in os.environ)
             limits = build_limits(sandbox.limits)
             try:

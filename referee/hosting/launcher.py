@@ -1,17 +1,10 @@
 """Start bots for a game and stop them afterwards.
 
-A bot is entered either as a folder holding a ``bot.toml`` or, when it already runs
-elsewhere, as an address ``host:port``. ``bot.toml``::
+A bot is entered either as a folder holding a ``bot.toml`` (read by config.py, built by
+build.py when the folder changed) or, when it already runs elsewhere, as an address
+``host:port``.
 
-    name = "greedy"
-    version = "1.0"
-    author = "..."
-    description = "..."
-    command = ["{python}", "bot.py"]   # run with the folder as cwd; {python} = our interpreter
-    build = ["make"]                   # optional; run first when the folder changed (build.py)
-    variants = ["usa", "cardgame"]     # optional: the variants it plays (default: every one)
-
-By default the command runs in a sandbox (referee/sandbox.py, docs/security.md): it listens
+By default the command runs in a sandbox (referee/hosting/sandbox.py, docs/security.md): it listens
 on a Unix socket the launcher chose, ``TTR_BOT_ADDRESS=unix:/run/ttr/bot.sock`` inside, which
 the referee reaches as ``unix:/tmp/ttr-bot-.../sock/bot.sock``. With the sandbox off (local
 debugging of a bot you trust) it runs as a plain child process in its own process group,
@@ -42,9 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -52,9 +43,11 @@ from typing import IO, Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee import sandbox as sandbox_mod
+from referee.hosting import sandbox as sandbox_mod
+from referee.hosting.build import ensure_built
+from referee.hosting.config import BotConfig, LaunchError, read_bot_config
+from referee.hosting.sandbox import JAIL_ENV, SandboxConfig
 from referee.match import bounded
-from referee.sandbox import SandboxConfig
 
 ADDRESS_ENV = "TTR_BOT_ADDRESS"
 DEFAULT_STARTUP_S = 10.0
@@ -64,117 +57,17 @@ _STDERR_TAIL_BYTES = 8192
 #: the longest line echoed to a terminal (``BotLog.echo_to``); the log file keeps it whole
 ECHO_LINE_CHARS = 1000
 _ECHO_PIECE_BYTES = 4096  #: a line without a newline is echoed in pieces of this size
-#: the environment of a sandboxed bot (nothing of the referee's own is passed on)
-_SANDBOX_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "LANG": "C.UTF-8",
-    "PYTHONUNBUFFERED": "1",
-    "PYTHONDONTWRITEBYTECODE": "1",
-}
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
-
-
-class LaunchError(Exception):
-    """A bot could not be entered; the message is one line (plus an stderr tail) for users."""
-
-
-class BotConfigError(LaunchError):
-    """A ``bot.toml`` that is missing or invalid; the message names the file and the key."""
 
 
 class BotStartError(LaunchError):
     """A bot that exited or never became healthy within the startup limit."""
 
 
-@dataclass(frozen=True, slots=True)
-class BotConfig:
-    folder: Path
-    name: str
-    version: str
-    author: str
-    description: str
-    command: tuple[str, ...]
-    #: argvs run before launching when the folder changed (referee/build.py)
-    build: tuple[tuple[str, ...], ...] = ()
-    #: the variants the bot plays (``variants = ["usa", "cardgame"]``); empty: every variant
-    variants: tuple[str, ...] = ()
-
-    def plays(self, variant: str) -> bool:
-        """Whether the bot declares ``variant`` (a name, ``name@version`` compared by name),
-        so a game is refused before it starts rather than lost to a bot that cannot play it."""
-        from referee.games.registry import variant_name  # the engines load only when asked
-
-        name = variant_name(variant)
-        return not self.variants or any(variant_name(v) == name for v in self.variants)
-
-    def refusal(self, variant: str) -> str | None:
-        """Why the bot may not play ``variant`` (one line), or None when it may."""
-        if self.plays(variant):
-            return None
-        from referee.games.registry import variant_name
-
-        return (
-            f"{self.folder / 'bot.toml'}: bot {self.name!r} declares variants "
-            f"{', '.join(self.variants)}, not {variant_name(variant)}"
-        )
-
-
 def load_bot_config(folder: str | Path, sandbox: SandboxConfig | None = None) -> BotConfig:
     """Read and validate ``folder/bot.toml``, and run its build when the folder changed: in
     a jail unless ``sandbox`` is disabled (``None``: the default sandbox)."""
-    folder = Path(folder)
-    path = folder / "bot.toml"
-    if not folder.is_dir():
-        raise BotConfigError(f"{folder}: not a bot folder (no such directory)")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BotConfigError(f"{path}: no bot.toml in the bot folder") from None
-    except OSError as e:
-        raise BotConfigError(f"{path}: cannot read it: {e.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise BotConfigError(f"{path}: not valid TOML: {e}") from None
-
-    def text(key: str, required: bool) -> str:
-        value = data.get(key)
-        if value is None:
-            if required:
-                raise BotConfigError(f"{path}: key `{key}` is missing")
-            return ""
-        if not isinstance(value, str) or (required and not value.strip()):
-            raise BotConfigError(f"{path}: key `{key}` must be a non-empty string")
-        return value
-
-    name = text("name", True)
-    version = text("version", True)
-    author = text("author", False)
-    description = text("description", False)
-    command = data.get("command")
-    if command is None:
-        raise BotConfigError(f"{path}: key `command` is missing")
-    if (
-        not isinstance(command, list)
-        or not command
-        or not all(isinstance(a, str) and a for a in command)
-    ):
-        raise BotConfigError(
-            f"{path}: key `command` must be a non-empty list of non-empty strings "
-            '(e.g. ["{python}", "bot.py"])'
-        )
-    from referee.build import ensure_built, parse_build  # it imports this module
-
-    build = parse_build(data.get("build"), path)
-    plays = data.get("variants", ())  # absent: every variant
-    if "variants" in data and (
-        not isinstance(plays, list) or not plays or not all(isinstance(v, str) and v for v in plays)
-    ):
-        raise BotConfigError(
-            f"{path}: key `variants` must be a non-empty list of variant names "
-            '(e.g. ["usa", "cardgame"])'
-        )
-    config = BotConfig(
-        folder, name, version, author, description, tuple(command), build, tuple(plays)
-    )
+    config = read_bot_config(folder)
     ensure_built(config, sandbox)  # the build, when the folder changed since the last one
     return config
 
@@ -276,7 +169,7 @@ class LaunchedBot:
         if self.sandbox.enabled:
             try:
                 self._jail = sandbox_mod.prepare(
-                    argv, self.config.folder, self.sandbox, dict(_SANDBOX_ENV)
+                    argv, self.config.folder, self.sandbox, dict(JAIL_ENV)
                 )
             except sandbox_mod.SandboxError as e:
                 raise BotStartError(f"bot {self.name!r}: {e}") from None
@@ -291,7 +184,7 @@ class LaunchedBot:
         }
         try:
             if self._jail is not None:
-                self.process = self._jail.popen(env=dict(_SANDBOX_ENV), **pipes)
+                self.process = self._jail.popen(env=dict(JAIL_ENV), **pipes)
             else:
                 env = dict(os.environ)
                 env[ADDRESS_ENV] = self.address
@@ -650,5 +543,5 @@ def launch(
     sandbox: SandboxConfig | None = None,
 ) -> LaunchedBot:
     """A :class:`LaunchedBot` for a folder or an address; use it as a context manager.
-    Sandboxed unless ``sandbox`` says otherwise (``referee.sandbox.NO_SANDBOX``)."""
+    Sandboxed unless ``sandbox`` says otherwise (``referee.hosting.sandbox.NO_SANDBOX``)."""
     return LaunchedBot(spec, startup_s, python, sandbox)

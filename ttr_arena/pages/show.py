@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.cli import format_outcome
 from referee.games.board import events as board_events
 from referee.games.board.state import EMPTY
 from referee.games.card import events as card_events
 from referee.games.common.cards import CARD_NAMES, LOCOMOTIVE
 from referee.games.registry import AnyRuleset, Family
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
+from ttr_arena.pages.scores import format_outcome
 
 
 class ShowError(Exception):

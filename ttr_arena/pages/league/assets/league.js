@@ -1,4 +1,4 @@
-// The league page (ttr leaderboard serve / html): draws leaderboard.web.data.league_json into
+// The league page (ttr leaderboard serve / html): draws ttr_arena.pages.league.data.league_json into
 // the page and, when served live, asks the server for it again every few seconds and redraws
 // in place (no reload). Every text from the store (bot names, fault messages, reasons) goes in
 // with textContent or setAttribute, never as markup: bot names are chosen by bot authors.

@@ -11,16 +11,17 @@ import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from referee.games.board import RulesetError
 from referee.games.registry import AnyRuleset, family_of, load, matches_variant, variants
+from ttr_arena.pages.scores import format_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from leaderboard.cluster import Cluster
-    from referee.sandbox import SandboxConfig
+    from referee.hosting.sandbox import SandboxConfig
 
 
 class UserError(Exception):
@@ -159,40 +160,6 @@ class _Undo:
         return False  # the exception goes on
 
 
-def format_outcome(ruleset: AnyRuleset, result: Any, names: list[str] | None = None) -> str:
-    """A plain-text score table with every scoring component the ruleset uses (its family's
-    columns), so a bot author can see why a score is what it is: the columns add up to the
-    total."""
-    columns: list[tuple[str, int, list[str]]] = []  # header, width, cells (sorted seat order)
-    seats = sorted(result.seats, key=lambda s: (s.rank, s.seat))
-
-    def column(header: str, cells: list[str], left: bool = False) -> None:
-        width = max(len(header), *(len(c) for c in cells))
-        columns.append((header, -width if left else width, cells))
-
-    column("rank", [str(s.rank) for s in seats])
-    column("seat", [names[s.seat] if names else f"seat {s.seat}" for s in seats], left=True)
-    column("total", [str(s.total) for s in seats])
-    for header, cell in family_of(ruleset).columns(ruleset):
-        column(header, [cell(s) for s in seats])
-
-    def row(cells: list[str]) -> str:
-        return "  ".join(
-            f"{cell:<{-w}}" if w < 0 else f"{cell:>{w}}"
-            for cell, (_, w, _) in zip(cells, columns, strict=True)
-        ).rstrip()
-
-    header = row([h for h, _, _ in columns])
-    lines = [header, "-" * len(header)]
-    lines.extend(row([cells[i] for _, _, cells in columns]) for i in range(len(seats)))
-    return "\n".join(lines)
-
-
-def outcome_breakdown(ruleset: AnyRuleset, score: Any) -> dict[str, object]:
-    """One seat's score components for ``--json`` output (what the total is made of)."""
-    return family_of(ruleset).breakdown(ruleset, score)
-
-
 def cmd_selfplay(args: argparse.Namespace) -> int:
     from referee.selfplay import run_selfplay
 
@@ -274,7 +241,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     import time
     from contextlib import ExitStack
 
-    from referee.launcher import LaunchedBot, LaunchError, launch
+    from referee.hosting.config import LaunchError
+    from referee.hosting.launcher import LaunchedBot, launch
     from referee.match import Clock, SeatBot, fault_line, play_match
 
     ruleset = _load(args.variant)
@@ -337,7 +305,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 "rank": s.rank,
                 "tickets_completed": family_of(ruleset).ticket_counts(s)[0],
                 "faults": faults[s.seat],
-                "breakdown": outcome_breakdown(ruleset, s),
+                "breakdown": family_of(ruleset).breakdown(ruleset, s),
                 "log": _str_or_none(launched[s.seat].log_path),
             }
             for s in result.outcome.seats
@@ -403,7 +371,8 @@ def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
 def cmd_check(args: argparse.Namespace) -> int:
     """Start a bot folder, run the compliance kit for each variant it plays, stop it; exit 1
     on any fault (or a bot that cannot be started), printing why."""
-    from referee.launcher import LaunchError, launch, load_bot_config
+    from referee.hosting.config import LaunchError
+    from referee.hosting.launcher import launch, load_bot_config
     from sdk.compliance import check_bot
 
     folder = Path(args.bot)
@@ -487,7 +456,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_new_bot(args: argparse.Namespace) -> int:
-    from referee.newbot import LANGUAGES, NewBotError, missing_tools, new_bot
+    from referee.hosting.newbot import LANGUAGES, NewBotError, missing_tools, new_bot
 
     try:
         folder = new_bot(args.name, args.lang, args.dir)
@@ -512,7 +481,7 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from referee.sandbox import report
+    from referee.hosting.sandbox import report
 
     args.no_sandbox = True  # only the limits are wanted; the check is report()'s own
     ok, lines = report(_sandbox_of(args, quiet=True).limits)
@@ -556,7 +525,7 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     import os
 
     from referee.replay import RecordError
-    from referee.show import ShowError, show
+    from ttr_arena.pages.show import ShowError, show
 
     try:
         lines = show(args.record, seat=args.seat, first=args.first, last=args.last)
@@ -579,8 +548,8 @@ def cmd_replay_view(args: argparse.Namespace) -> int:
 
     from referee.match import write_text_atomic
     from referee.replay import RecordError
-    from referee.show import ShowError
-    from referee.viewer import render_html
+    from ttr_arena.pages.show import ShowError
+    from ttr_arena.pages.viewer import render_html
 
     record: Path = args.record
     out: Path = args.out if args.out is not None else record.with_suffix(".html")
@@ -859,8 +828,8 @@ def cmd_leaderboard_serve(args: argparse.Namespace) -> int:
     from types import FrameType
 
     from leaderboard.store import StoreError
-    from leaderboard.web import PageError
-    from leaderboard.web.server import serve
+    from ttr_arena.pages.league import PageError
+    from ttr_arena.pages.league.server import serve
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops the server as cleanly as Ctrl-C does
@@ -877,8 +846,8 @@ def cmd_leaderboard_serve(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard_html(args: argparse.Namespace) -> int:
     from leaderboard.store import StoreError
-    from leaderboard.web import PageError
-    from leaderboard.web.static import export, human_size
+    from ttr_arena.pages.league import PageError
+    from ttr_arena.pages.league.static import export, human_size
 
     try:
         done = export(args.db, args.out, recent=args.recent, logs=args.logs)
@@ -949,7 +918,7 @@ def _add_clock_options(p: argparse.ArgumentParser) -> None:
 
 def _add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> None:
     """The sandbox's limits (and, with ``switch``, ``--no-sandbox``)."""
-    from referee.sandbox import Limits
+    from referee.hosting.sandbox import Limits
 
     d = Limits()
     g = p.add_argument_group(
@@ -1014,7 +983,7 @@ def _add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> Non
 def _sandbox_of(args: argparse.Namespace, quiet: bool = False) -> SandboxConfig:
     """The sandbox the options ask for; a bad limit or a machine that cannot sandbox is a
     UserError naming it. ``--no-sandbox`` prints its warning here, once."""
-    from referee.sandbox import (
+    from referee.hosting.sandbox import (
         UNSANDBOXED_WARNING,
         Limits,
         SandboxConfig,
@@ -1527,7 +1496,3 @@ def _stdout_reader_gone() -> bool:
         return any(events & select.POLLERR for _, events in poll.poll(0))
     except (OSError, ValueError, AttributeError):  # no fileno (captured), no poll (Windows)
         return False
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

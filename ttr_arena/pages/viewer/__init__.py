@@ -30,15 +30,15 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from referee import show
 from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import Family
 from referee.replay import Diverged, load_record, replay, start, verify
-from referee.show import DESCRIBERS, ShowError, default_line, fault_line
-from referee.web import SEAT_COLOURS, asset, html_page
+from ttr_arena.pages import show
+from ttr_arena.pages.show import DESCRIBERS, ShowError, default_line, fault_line
+from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
 __all__ = ["FILM_FORMAT", "OWN_FIELDS", "build_film", "frames", "render_html"]
 
@@ -264,7 +264,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
     """Everything the page shows, made by replaying the record through the engine: all
     perspectives (the truth and every seat), or with ``seat`` only that seat's. Raises
     :class:`~referee.replay.RecordError` for a file that is no record and
-    :class:`~referee.show.ShowError` for a seat the game lacks or a record that cannot be
+    :class:`~ttr_arena.pages.show.ShowError` for a seat the game lacks or a record that cannot be
     replayed to its end, each with a one-line message."""
     data = load_record(path)
     game = start(data, path)
@@ -474,6 +474,6 @@ def render_html(path: str | Path, seat: int | None = None) -> str:
         f"{film['title']}: {who}{mode}",
         _BODY,
         data=film,
-        scripts=(asset("viewer.js", "referee.viewer"),),
-        styles=(asset("viewer.css", "referee.viewer"),),
+        scripts=(asset("viewer.js", "ttr_arena.pages.viewer"),),
+        styles=(asset("viewer.css", "ttr_arena.pages.viewer"),),
     )

@@ -1,4 +1,4 @@
-// ttr replay view: draws the film that referee/viewer/__init__.py embeds (TTR.data()).
+// ttr replay view: draws the film that ttr_arena/pages/viewer/__init__.py embeds (TTR.data()).
 // Every frame was made by the engine (a seat's frame is its view); this script only rebuilds
 // the delta-encoded frames and draws them. Every name, event and fault is set with
 // textContent: bot names and fault messages are hostile input.
@@ -22,7 +22,7 @@
     "#2b2b2b", "#f4f4f4"];
   var GRAY = "#a3a3a3";
 
-  // ---- frames: the film's deltas, rebuilt (referee.viewer.frames does the same in Python)
+  // ---- frames: the film's deltas, rebuilt (ttr_arena.pages.viewer.frames does the same in Python)
   function patch(prev, delta) {
     var next = Object.assign({}, prev);
     for (var key in delta) {

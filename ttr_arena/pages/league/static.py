@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from leaderboard.store import Store
-from leaderboard.web import PageError
-from leaderboard.web.data import RECENT, league_json, records_roots, servable
-from leaderboard.web.page import page_html
-from leaderboard.web.server import NotFound, render_replay
+from ttr_arena.pages.league import PageError
+from ttr_arena.pages.league.data import RECENT, league_json, records_roots, servable
+from ttr_arena.pages.league.page import page_html
+from ttr_arena.pages.league.server import NotFound, render_replay
 
 MARKER = ".ttr-league-page"  #: JSON: the files this command wrote into the folder
 

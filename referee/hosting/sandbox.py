@@ -75,6 +75,14 @@ _HOME_PREFIX = "ttr-bot-"
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _CPU_PERIOD_US = 100_000
 
+#: the environment of a jailed bot or build (nothing of the referee's own is passed on)
+JAIL_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+
 
 def _quota_us(cpus: float) -> int:
     return max(1000, round(cpus * _CPU_PERIOD_US))
@@ -464,7 +472,7 @@ def prepare(
     ``env`` is the whole environment the bot gets (nothing of the referee's is passed on);
     ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
 
-    ``build``: the jail of a bot's build steps (referee/build.py) instead: its folder bound
+    ``build``: the jail of a bot's build steps (referee/hosting/build.py) instead: its folder bound
     read-write, the network of the host (package registries), no socket, and as root the
     uid and gid that own the folder rather than a fresh one, so that it can write there.
     """

@@ -2,7 +2,7 @@
 (``ttr leaderboard serve`` / ``html``) are both self-contained HTML made here, so each page is
 one file with its code, its style and its data inside it (no network at view time, no CDN).
 
-The shared assets live in ``referee/web/assets/``: ``base.css`` (the look and the seat
+The shared assets live in ``ttr_arena/pages/web/assets/``: ``base.css`` (the look and the seat
 colours, one palette for every page) and ``chart.js`` (the line chart with optional bands that
 draws a game's scores and a bot's rating). A page's own script and style sit beside its Python
 code and are passed in by name.
@@ -21,7 +21,7 @@ from typing import Any
 SEAT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 
 
-def asset(name: str, package: str = "referee.web") -> str:
+def asset(name: str, package: str = "ttr_arena.pages.web") -> str:
     """The text of ``assets/NAME`` in ``package`` (installed with it as package data)."""
     return resources.files(package).joinpath("assets", name).read_text(encoding="utf-8")
 

@@ -1,4 +1,4 @@
-"""The league page as one self-contained HTML document (referee.web.html_page): the served
+"""The league page as one self-contained HTML document (ttr_arena.pages.web.html_page): the served
 page and the static export's ``index.html`` are this same document, only the embedded
 ``page`` settings differ (live: poll ``api/league.json``; snapshot: never fetch)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from referee.web import asset, html_page
+from ttr_arena.pages.web import asset, html_page
 
 REFRESH_S = 2.0  #: how often the served page asks for new data while a tournament runs
 #: ...and once every tournament of the store is finished or abandoned: a new one may begin
@@ -28,7 +28,7 @@ _BODY = """<header class="league-top">
 def page_html(
     league: dict[str, Any], *, live: bool, refresh_s: float = REFRESH_S, title: str | None = None
 ) -> str:
-    """The page around ``league`` (:func:`leaderboard.web.data.league_json`). ``live``: it
+    """The page around ``league`` (:func:`ttr_arena.pages.league.data.league_json`). ``live``: it
     polls the server it came from; otherwise it is a snapshot and says of when."""
     settings = {
         "live": live,
@@ -41,6 +41,6 @@ def page_html(
         title or "TTR Arena league",
         _BODY,
         data={"page": settings, "league": league},
-        scripts=(asset("league.js", "leaderboard.web"),),
-        styles=(asset("league.css", "leaderboard.web"),),
+        scripts=(asset("league.js", "ttr_arena.pages.league"),),
+        styles=(asset("league.css", "ttr_arena.pages.league"),),
     )

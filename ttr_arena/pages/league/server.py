@@ -6,7 +6,7 @@ replay, rendered from the record file the store names for that id) and
 ``/games/<game id>/seat<N>.log`` (that seat's bot log, where one was kept). A URL never names
 a file: the game id is looked up in the store, exactly, and only the paths the store holds
 for it are read, and only when they lie inside the tournament's records folder
-(:func:`leaderboard.web.data.servable`). Anything else is a 404; methods other than GET and
+(:func:`ttr_arena.pages.league.data.servable`). Anything else is a 404; methods other than GET and
 HEAD are a 405.
 
 The store is opened read-only (``Store(readonly=True)``, SQLite ``mode=ro``) once per request,
@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.store import Store, StoreError
-from leaderboard.web import PageError
-from leaderboard.web.data import GAME_ID, RECENT, league_json, records_roots, servable
-from leaderboard.web.page import REFRESH_S, page_html
+from ttr_arena.pages.league import PageError
+from ttr_arena.pages.league.data import GAME_ID, RECENT, league_json, records_roots, servable
+from ttr_arena.pages.league.page import REFRESH_S, page_html
 
 #: The pages may run their own inline script and style and talk to this server, nothing else:
 #: even a bot name that slipped past textContent could not load or send anything.
@@ -131,13 +131,15 @@ class LeagueSite:
 
 
 def render_replay(path: Path) -> str:
-    """A record's replay page (referee.viewer), or NotFound saying why there is none."""
+    """A record's replay page (ttr_arena.pages.viewer), or NotFound saying why there is none."""
     try:
-        from referee.viewer import render_html
+        from ttr_arena.pages.viewer import render_html
     except ImportError:
-        raise NotFound("replays need referee.viewer, which this installation lacks") from None
+        raise NotFound(
+            "replays need ttr_arena.pages.viewer, which this installation lacks"
+        ) from None
     from referee.replay import RecordError
-    from referee.show import ShowError
+    from ttr_arena.pages.show import ShowError
 
     try:
         return render_html(path)

@@ -1,9 +1,9 @@
 """``ttr new-bot``: a new bot folder from a starter kit, ready to play at once.
 
-The kits are the folders of :mod:`referee.starters` (package data). A bot in Node, Go or C++
+The kits are the folders of :mod:`referee.hosting.starters` (package data). A bot in Node, Go or C++
 also gets its own copy of the contract, ``proto/ttr/**/*.proto``, taken from this
 repository's ``proto/``: the folder then builds and runs wherever it is copied, and its build
-(bot.toml's ``build``, run by the launcher: :mod:`referee.build`) never reaches outside it.
+(bot.toml's ``build``, run by the launcher: :mod:`referee.hosting.build`) never reaches outside it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 #: the repository's contract: the one source of every kit's copy
-PROTO_ROOT = Path(__file__).resolve().parent.parent / "proto"
+PROTO_ROOT = Path(__file__).resolve().parents[2] / "proto"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,39}$")
 _PLACEHOLDER = "{{name}}"
 
@@ -88,7 +88,7 @@ def new_bot(name: str, lang: str, parent: Path) -> Path:
         raise NewBotError(f"{dest} already exists: choose another name or --dir")
     if not parent.is_dir():
         raise NewBotError(f"--dir {parent}: no such directory")
-    kit = resources.files("referee.starters") / lang
+    kit = resources.files("referee.hosting.starters") / lang
     try:
         dest.mkdir()
         _copy_kit(kit, dest, name)
