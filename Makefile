@@ -35,10 +35,11 @@ test: $(STAMP) toolchains  ## the whole test suite
 toolchains:  ## the Debian packages the Go and C++ starter kits build with (installed as root)
 	@bash tools/ensure_toolchains.sh
 
-lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
+lint: $(STAMP)  ## ruff (lint + format check), mypy --strict and the import contract (lint-imports)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 format: $(STAMP)  ## apply ruff's fixes and formatting
 	$(BIN)/ruff check --fix .

@@ -25,13 +25,16 @@ from typing import Any
 from referee.games.registry import family_of
 from referee.games.registry import load as load_ruleset
 from referee.games.registry import variants as available_variants
-from sdk.card_strategies import (
+from sdk.strategies import (
     CardGreedyStrategy,
     CardPlannerStrategy,
     CardRandomStrategy,
+    GreedyStrategy,
+    PlannerStrategy,
+    RandomStrategy,
     play_card_match,
+    play_match,
 )
-from sdk.strategies import GreedyStrategy, PlannerStrategy, RandomStrategy, play_match
 
 #: per rules family: the strategies by name, and how a game of them is played in-process
 FACTORIES: dict[str, dict[str, Callable[[int], Any]]] = {

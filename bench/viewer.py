@@ -30,8 +30,7 @@ from typing import Any
 from referee.games.registry import load
 from referee.match import Clock, SeatBot, play_match
 from sdk import StrategyBot, start_server
-from sdk.card_strategies import CardRandomStrategy
-from sdk.strategies import GreedyStrategy, PlannerStrategy, RandomStrategy
+from sdk.strategies import CardRandomStrategy, GreedyStrategy, PlannerStrategy, RandomStrategy
 from ttr_arena.pages.viewer import build_film, render_html
 
 STRATEGIES = {"random": RandomStrategy, "greedy": GreedyStrategy, "planner": PlannerStrategy}

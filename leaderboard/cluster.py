@@ -5,8 +5,9 @@
 schedule, the store, ``--resume``) is the runner's, unchanged.
 
 One actor per worker slot, each like a local worker: it keeps its bots alive across games in a
-``_BotPool`` and plays tasks with the runner's own ``_run_task``. The driver hands each actor
-one task at a time, so an interrupted run stops after the games in play.
+``BotPool`` and plays tasks with ``run_task``, both from leaderboard/worker.py, the half of a
+tournament that local workers and actors share. The driver hands each actor one task at a
+time, so an interrupted run stops after the games in play.
 
 Bots. The driver packs every bot folder (the files its content hash covers: ``bot_files``)
 into one zip as ``bots/<content hash>/``, puts it in Ray's object store and passes it to each
@@ -54,20 +55,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from leaderboard.runner import (
+from leaderboard.runner import TournamentError
+from leaderboard.store import GameResult
+from leaderboard.worker import (
+    Answer,
+    BotPool,
+    Failed,
     Settings,
-    TournamentError,
+    Task,
+    Validate,
     Validation,
-    _Answer,
-    _BotPool,
-    _Failed,
-    _run_task,
-    _Task,
-    _Validate,
     bot_content_hash,
     bot_files,
+    run_task,
 )
-from leaderboard.store import GameResult
 from referee.games.registry import load
 from referee.match import write_text_atomic
 
@@ -184,8 +185,8 @@ def _cpus(ray: Any) -> int:
 
 
 class GameActor:
-    """One worker slot on a node: a ``_BotPool`` kept across games, tasks played with the
-    runner's ``_run_task``. Made a Ray actor by :class:`RayWorkers` (``ray.remote``), so this
+    """One worker slot on a node: a ``BotPool`` kept across games, tasks played with the
+    worker's ``run_task``. Made a Ray actor by :class:`RayWorkers` (``ray.remote``), so this
     module imports without Ray."""
 
     def __init__(self, settings: Settings, package_id: str, package: bytes) -> None:
@@ -199,17 +200,17 @@ class GameActor:
             validation_bot=str(self.home / settings.validation_bot),
         )
         self.ruleset = load(settings.variant)
-        self.pool = _BotPool(settings.startup_s, settings.sandbox)
+        self.pool = BotPool(settings.startup_s, settings.sandbox)
 
-    def run(self, task: _Task) -> tuple[_Answer, dict[str, bytes]]:
+    def run(self, task: Task) -> tuple[Answer, dict[str, bytes]]:
         """Play ``task``; the answer with the driver's paths, and the files it wrote under
         records (path relative to the records folder -> bytes)."""
         if self.refusal:
-            return _Failed(task.key, self.refusal), {}
-        entrants = [task.entrant] if isinstance(task, _Validate) else list(task.seats)
+            return Failed(task.key, self.refusal), {}
+        entrants = [task.entrant] if isinstance(task, Validate) else list(task.seats)
         bots = {e.path: self.home / "bots" / e.content_hash for e in entrants}
-        local: _Task
-        if isinstance(task, _Validate):
+        local: Task
+        if isinstance(task, Validate):
             local = dataclasses.replace(
                 task, entrant=dataclasses.replace(task.entrant, path=str(bots[task.entrant.path]))
             )
@@ -218,7 +219,7 @@ class GameActor:
                 task,
                 seats=tuple(dataclasses.replace(e, path=str(bots[e.path])) for e in task.seats),
             )
-        answer = _run_task(local, self.settings, self.ruleset, self.pool)
+        answer = run_task(local, self.settings, self.ruleset, self.pool)
         for path, copy in list(self.pool.bots):
             self.pool.log_to(path, copy, None)  # finish this game's log files
         files = self._collect()
@@ -231,7 +232,7 @@ class GameActor:
             return text
 
         if isinstance(answer, Validation):
-            assert isinstance(task, _Validate)
+            assert isinstance(task, Validate)
             return dataclasses.replace(
                 answer, entrant=task.entrant, reason=fix(answer.reason)
             ), files
@@ -245,7 +246,7 @@ class GameActor:
                 ),
                 faults=tuple(dataclasses.replace(f, message=fix(f.message)) for f in answer.faults),
             ), files
-        return _Failed(answer.key, fix(answer.error)), files
+        return Failed(answer.key, fix(answer.error)), files
 
     def _collect(self) -> dict[str, bytes]:
         """The files the task wrote under the scratch records folder, removed from it."""
@@ -347,21 +348,21 @@ class RayWorkers:
         self.package_id = ""  #: the zip's SHA-256: the nodes' copies are named by it
         self.package_ref: Any = None  #: the zip in Ray's object store
         self.hashes: dict[str, str] = {}  #: bot folder -> content hash, of the package
-        self.pending: collections.deque[_Task] = collections.deque()
+        self.pending: collections.deque[Task] = collections.deque()
         self.idle: list[_Slot] = []
-        self.running: dict[Any, tuple[_Slot, _Task]] = {}  #: ObjectRef -> who plays what
+        self.running: dict[Any, tuple[_Slot, Task]] = {}  #: ObjectRef -> who plays what
         self.retried: set[str] = set()
         self.stillborn = 0
         self.remote = self.ray.remote(GameActor)
 
     # the package ------------------------------------------------------------------------------
 
-    def _stage(self, tasks: Sequence[_Task]) -> None:
+    def _stage(self, tasks: Sequence[Task]) -> None:
         """Pack every bot the tasks name (and the validation bot) unless the package holds
         them already; actors made before a new package finish and are let go."""
         folders = {self.settings.validation_bot}
         for task in tasks:
-            entrants = [task.entrant] if isinstance(task, _Validate) else task.seats
+            entrants = [task.entrant] if isinstance(task, Validate) else task.seats
             folders |= {e.path for e in entrants}
         if self.package is not None and folders <= self.hashes.keys():
             return
@@ -383,7 +384,7 @@ class RayWorkers:
 
     # tasks ------------------------------------------------------------------------------------
 
-    def submit(self, tasks: Sequence[_Task]) -> None:
+    def submit(self, tasks: Sequence[Task]) -> None:
         self._stage(tasks)
         self.pending.extend(tasks)
         self._dispatch()
@@ -407,7 +408,7 @@ class RayWorkers:
         ).remote(self._actor_settings(), self.package_id, self.package_ref)
         return _Slot(actor)
 
-    def results(self, expected: int) -> Iterator[_Answer]:
+    def results(self, expected: int) -> Iterator[Answer]:
         """Answers as they come, ``expected`` of them, each game's files written first; a
         task whose actor died is given to a fresh actor once, and answered failed if that one
         dies too."""
@@ -424,13 +425,13 @@ class RayWorkers:
                     done += 1
                     yield answer
 
-    def _answer(self, ref: Any, slot: _Slot, task: _Task) -> _Answer | None:
+    def _answer(self, ref: Any, slot: _Slot, task: Task) -> Answer | None:
         ray = self.ray
         try:
             answer, files = ray.get(ref)
         except ray.exceptions.RayTaskError as e:  # raised out of run(): a bug, reported
             self.idle.append(slot)
-            return _Failed(task.key, str(e))
+            return Failed(task.key, str(e))
         except ray.exceptions.RayError as e:  # the actor is gone: killed, OOM, node lost
             self._release(slot)
             why = _one_line(e)
@@ -439,7 +440,7 @@ class RayWorkers:
                 if self.stillborn >= _MAX_STILLBORN:
                     raise TournamentError(f"Ray workers die as they start: {why}") from None
             if task.key in self.retried:
-                return _Failed(task.key, f"its Ray worker died twice (last: {why})")
+                return Failed(task.key, f"its Ray worker died twice (last: {why})")
             self.retried.add(task.key)
             self.pending.appendleft(task)
             return None

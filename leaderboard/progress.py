@@ -29,8 +29,10 @@ from rich.table import Table
 from rich.text import Text
 
 from leaderboard.ratings import Rating
-from leaderboard.runner import Entrant, Events, Validation
+from leaderboard.runner import Events
 from leaderboard.store import GameResult, SeatResult
+from leaderboard.worker import Entrant, Validation
+from referee.match import fault_words
 
 FAULT_LINES = 20  #: faulty seats shown per run
 
@@ -136,7 +138,7 @@ class TournamentDisplay:
         what = ""
         first = next((f for f in game.faults if f.seat == seat.seat), None)
         if first is not None:
-            what = f" (first: {f'{first.kind} {first.rule}'.strip()}: {first.message})"
+            what = f" (first: {fault_words(first.kind, first.rule, first.message)})"
         log = f"; log: {seat.log_path}" if seat.log_path else ""
         self._print(
             f"  faults: game {game.game_id}, seat {seat.seat} {entrant.label}: "

@@ -56,10 +56,17 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
 
-from referee.games.common.errors import IllegalActionError, MalformedActionError
-from referee.games.registry import AnyRuleset, Family, family_of
+from referee.games.protocol import (
+    DEFAULT_BANK_MS,
+    DEFAULT_CALL_S,
+    DEFAULT_MOVE_MS,
+    MAX_MESSAGE_CHARS,
+    MAX_RULE_CHARS,
+    bounded,
+    judge_bytes,
+)
+from referee.games.registry import AnyFamily, AnyRuleset, family_of
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 #: The game loop is generic over the rules families (referee/games/registry.py): states, actions,
@@ -69,9 +76,6 @@ Action = Any
 Event = Any
 Outcome = Any
 
-DEFAULT_MOVE_MS = 1000
-DEFAULT_BANK_MS = 60000
-DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
 MAX_FAULTS_PER_DECISION = 3
 RECORD_FORMAT = "ttr-record/1"
 #: The most bytes the referee reads of one reply (ActResponse, StartGameResponse,
@@ -79,8 +83,6 @@ RECORD_FORMAT = "ttr-record/1"
 #: at most a ticket choice; the other two replies are empty), so this leaves a margin of
 #: hundreds while keeping what one answer can cost the referee small.
 MAX_ANSWER_BYTES = 64 * 1024
-MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
-MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +143,29 @@ class MatchResult:
 FaultHook = Callable[[Fault, Action | None], None]
 
 
+#: what each fault kind is called in a line for people
+FAULT_WORDS = {
+    "rejected": "answer rejected",
+    "timeout": "timed out",
+    "crash": "crashed",
+    "disconnect": "disconnected",
+    "start_game": "StartGame failed",
+    "end_game": "EndGame failed",
+}
+
+
+def fault_words(kind: str, rule: str, message: str) -> str:
+    """A fault in words, the one format every line about a fault uses, live (``ttr play``,
+    tournaments) or read back from a record (``ttr replay show``, the HTML replay): what
+    happened, the rule id or status the bot was sent, and the message."""
+    status = f" ({rule})" if rule else ""
+    return f"{FAULT_WORDS.get(kind, kind)}{status}: {message}"
+
+
 def fault_line(fault: Fault, bot: str, played: Action | None) -> str:
-    """One line for a person watching a game: when, who, what was broken, and what the seat
+    """One line for a person watching a game: when, who, the fault, and what the seat
     played instead (a :data:`FaultHook`'s arguments)."""
     when = {"start_game": "StartGame", "end_game": "EndGame"}.get(fault.kind)
-    rule = f" ({fault.rule})" if fault.rule else ""
     if played is not None:
         then = f"played the default {played!r}"
         if fault.kind == "disconnect":
@@ -156,38 +176,13 @@ def fault_line(fault: Fault, bot: str, played: Action | None) -> str:
         then = "no move involved"
     return (
         f"fault: {when or f'turn {fault.turn}'}, seat {fault.seat} {bot}: "
-        f"{fault.kind}{rule} {fault.message}; {then}"
+        f"{fault_words(fault.kind, fault.rule, fault.message)}; {then}"
     )
 
 
 def safe_default(actions: Sequence[Action]) -> Action:
     """The action a seat plays when its bot cannot: the first legal action (module docs)."""
     return actions[0]
-
-
-def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``text`` made safe to record and send back: at most ``limit`` characters on one line.
-
-    Fault messages quote what bots send, and a bot controls its size and content (module
-    docs). Non-printable characters are escaped as in ``repr`` (a newline becomes ``\\n``), so
-    a message stays one readable line; a cut is marked with the original length, so a reader
-    knows text is missing. Only the first ``limit`` characters are ever looked at.
-    """
-    out: list[str] = []
-    size = 0
-    for c in text[:limit]:
-        piece = c if c.isprintable() else repr(c)[1:-1]
-        if size + len(piece) > limit:
-            break
-        out.append(piece)
-        size += len(piece)
-    else:
-        if len(text) <= limit:
-            return "".join(out)
-    marker = f"...[cut: {len(text)} chars]"
-    while out and size + len(marker) > limit:
-        size -= len(out.pop())
-    return ("".join(out) + marker)[:limit]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,7 +213,7 @@ def to_json(value: Action | Event) -> dict[str, Any]:
     return out
 
 
-def action_from_json(data: dict[str, Any], family: Family) -> Action:
+def action_from_json(data: dict[str, Any], family: AnyFamily) -> Action:
     """The inverse of :func:`to_json` for ``family``'s actions; ``ValueError`` for anything
     else (another family's action included)."""
     cls = family.action_types.get(str(data.get("type")))
@@ -564,68 +559,21 @@ class Match:
                     name = code.name if code else ""
                     fault = self._fault(seat_no, decision, turn, "crash", name, details)
                     return None, "crash", spent, fault
-                rule, message, action = (
-                    "answer.too_large",
-                    f"the answer is over the {MAX_ANSWER_BYTES} bytes the referee reads "
-                    f"({details})",
-                    None,
+                rule = "answer.too_large"
+                message = (
+                    f"the answer is over the {MAX_ANSWER_BYTES} bytes the referee reads ({details})"
                 )
             else:
-                rule, message, action = self._check(data, request_id, legal, state, self.family)
-            if action is not None:
-                return action, None, settle(), None
+                verdict = judge_bytes(data, request_id, legal, state, self.family)
+                if verdict.accepted:
+                    return verdict.action, None, settle(), None
+                rule, message = verdict.rule, verdict.message
             faults += 1
             fault = self._fault(seat_no, decision, turn, "rejected", rule, message)
             if faults >= MAX_FAULTS_PER_DECISION:
                 return None, "faults", settle(), fault
             self._tell(fault, None)  # asked again
             rejection = bot_service_pb2.Rejection(rule=fault.rule, message=fault.message)
-
-    @staticmethod
-    def _check(
-        data: bytes,
-        request_id: str,
-        legal: tuple[Action, ...],
-        state: GameState,
-        family: Family,
-    ) -> tuple[str, str, Action | None]:
-        """``("", "", action)`` for an accepted answer (a serialized ``ActResponse``), else
-        ``(rule, message, None)``."""
-        try:
-            reply = bot_service_pb2.ActResponse.FromString(data)
-        except DecodeError as e:
-            return "answer.malformed", f"the answer is not an ActResponse ({e})", None
-        if reply.request_id != request_id:
-            # Only the start of the bot's id, which may be long: the message keeps the expected one.
-            return (
-                "answer.request_id",
-                f"request_id '{bounded(reply.request_id, MAX_RULE_CHARS)}' does not echo "
-                f"{request_id!r}",
-                None,
-            )
-        kind = reply.WhichOneof("answer")
-        if kind is None:
-            return "answer.unset", "the answer sets neither legal_action_index nor action", None
-        if kind == "legal_action_index":
-            index = reply.legal_action_index
-            if index >= len(legal):
-                return (
-                    "answer.index",
-                    f"legal_action_index {index} is out of range (0..{len(legal) - 1})",
-                    None,
-                )
-            return "", "", legal[index]
-        try:
-            action = family.action_from_pb(reply.action)
-        except MalformedActionError as e:
-            return e.rule, e.message, None
-        if action in legal:
-            return "", "", action
-        try:
-            family.apply(state, action)
-        except (IllegalActionError, MalformedActionError) as e:
-            return e.rule, e.message, None
-        return "action.not_legal", "the action is not one of the legal actions", None
 
 
 def act_request(
@@ -636,7 +584,7 @@ def act_request(
     request_id: str,
     clock: bot_service_pb2.Clock,
     rejection: bot_service_pb2.Rejection | None = None,
-    family: Family | None = None,
+    family: AnyFamily | None = None,
 ) -> bot_service_pb2.ActRequest:
     """The request for the acting seat's decision: its view, ``events`` (already projected for
     it), the legal actions, the clock and the previous answer's rejection. Built only from what

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
-from referee.games.registry import AnyRuleset, Family, family_of, load
+from referee.games.registry import AnyFamily, AnyRuleset, family_of, load
 from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 
 
@@ -118,7 +118,7 @@ class Game:
     """A record's game at its start: the rules it names and the dealt state."""
 
     ruleset: AnyRuleset
-    family: Family
+    family: AnyFamily
     start: Any  #: the state after ``new_game``; its ``events`` are the setup's
 
 

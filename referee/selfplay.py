@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from referee.games.play import play
 from referee.games.registry import AnyRuleset, family_of
 
 
@@ -27,17 +28,13 @@ def play_random_game(ruleset: AnyRuleset, players: int, seed: int) -> GameResult
     The players' choices come from their own RNG (derived from the seed), never from the
     game's, so the deal does not depend on how the players behave.
     """
-    family = family_of(ruleset)
-    new_game, legal_actions, apply = family.new_game, family.legal_actions, family.apply
-    state = new_game(ruleset, players, seed)
-    rng = random.Random(f"random-player/{seed}")
-    randrange = rng.randrange
-    decisions = 0
-    while not state.is_over:
-        actions = legal_actions(state)
-        state = apply(state, actions[randrange(len(actions))])
-        decisions += 1
-    return GameResult(seed, state, family.outcome(state), decisions)
+    randrange = random.Random(f"random-player/{seed}").randrange
+
+    def uniform(_: object, legal: Sequence[Any]) -> Any:
+        return legal[randrange(len(legal))]
+
+    played = play(family_of(ruleset), ruleset, [uniform] * players, seed, views=False)
+    return GameResult(seed, played.final, played.outcome, played.decisions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,16 +36,16 @@ from typing import Any, Protocol
 
 import grpc
 
-from referee.games.board import Action, Outcome, Ruleset, wire
-from referee.games.board.actions import ClaimRoute
+from referee.games.board import Action, Outcome, Ruleset
 from referee.games.board.events import Event
-from referee.games.board.ruleset import City, GameMap, Route, RulesetError, Ticket, load_ruleset
-from referee.games.card import CardOutcome, CardRuleset, load_card_ruleset
-from referee.games.card import wire as wire_cardgame
-from referee.games.card.actions import CardAction, PlaceMix, PlaceSuit
+from referee.games.board.wire import ruleset_from_start
+from referee.games.card import CardOutcome, CardRuleset
+from referee.games.card.actions import CardAction
 from referee.games.card.events import CardEvent
-from referee.games.common.cards import COLOURS, GRAY
-from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc, cards_pb2, game_map_pb2
+from referee.games.card.wire import ruleset_from_start as card_ruleset_from_start
+from referee.games.card.wire import starts as is_card_game_start
+from referee.games.registry import FAMILIES, AnyFamily, family_named
+from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 __all__ = [
     "BOARD",
@@ -62,9 +62,6 @@ __all__ = [
 BOARD = "board"
 #: ``Game.family`` of Ticket to Ride: The Card Game
 CARD = "card"
-
-#: The variant name of the card game (``cardgame@1``).
-_CARD_VARIANT = "cardgame"
 
 
 @dataclass(slots=True)
@@ -157,7 +154,7 @@ class Bot:
 
 class Strategy(Protocol):
     """What :class:`StrategyBot` plays: ``sdk.strategies`` (board games) and
-    ``sdk.card_strategies`` (the card game) both have this shape."""
+    ``sdk.strategies.card`` (the card game) both have this shape."""
 
     def new_game(self, ruleset: Any, seat: int, seed: int) -> None: ...
 
@@ -201,125 +198,6 @@ _current_game: contextvars.ContextVar[Game | None] = contextvars.ContextVar(
 # the ruleset, from StartGame
 
 
-_PB_TO_ROUTE_COLOUR: dict[int, int] = {
-    cards_pb2.ROUTE_COLOUR_GRAY: GRAY,
-    **{cards_pb2.RouteColour.Value(f"ROUTE_COLOUR_{n.upper()}"): c for c, n in enumerate(COLOURS)},
-}
-
-
-def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
-    """The engine's :class:`Ruleset` for a StartGame: the packaged variant when its name and
-    version match and its map is the one sent, else one rebuilt from the message itself."""
-    name, _, version = request.variant.partition("@")
-    try:
-        packaged = load_ruleset(name)
-    except RulesetError:
-        packaged = None
-    if packaged is not None and packaged.version == version:
-        game_map, rules = wire.static_bytes(packaged)
-        if (
-            request.game_map.SerializeToString() == game_map
-            and request.rules.SerializeToString() == rules
-        ) or (
-            # the same messages, serialized differently (another protobuf implementation)
-            game_map_pb2.GameMap.FromString(game_map) == request.game_map
-            and game_map_pb2.RuleParameters.FromString(rules) == request.rules
-        ):
-            return packaged
-    return _ruleset_from_pb(name, version, request.game_map, request.rules)
-
-
-def is_card_game_start(request: bot_service_pb2.StartGameRequest) -> bool:
-    """Whether a StartGame is for Ticket to Ride: The Card Game: it carries the card-game
-    setup, or its variant is ``cardgame@...``."""
-    return request.HasField("card_game") or request.variant.partition("@")[0] == _CARD_VARIANT
-
-
-def card_ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> CardRuleset:
-    """The card engine's :class:`CardRuleset` for a card-game StartGame: the packaged one when
-    its name and version match and the setup sent is its own, else one rebuilt from the setup
-    itself. Without a setup, the packaged ruleset of the variant's name and version."""
-    name, _, version = request.variant.partition("@")
-    try:
-        packaged: CardRuleset | None = load_card_ruleset(name)
-    except RulesetError:
-        packaged = None
-    if packaged is not None and packaged.version != version:
-        packaged = None
-    if not request.HasField("card_game"):
-        if packaged is None:
-            raise wire.WireError(
-                f"StartGame for {request.variant!r} has no card_game setup and this SDK has "
-                "no packaged ruleset of that name and version"
-            )
-        return packaged
-    if packaged is not None:
-        setup = wire_cardgame.static_bytes(packaged)
-        if request.card_game.SerializeToString() == setup or (
-            # the same message, serialized differently (another protobuf implementation)
-            game_map_pb2.CardGameSetup.FromString(setup) == request.card_game
-        ):
-            return packaged
-    return wire_cardgame.ruleset_from_setup(request.card_game)
-
-
-def _ruleset_from_pb(
-    name: str, version: str, m: game_map_pb2.GameMap, r: game_map_pb2.RuleParameters
-) -> Ruleset:
-    cities = tuple(
-        City(
-            i,
-            c.name,
-            c.x if c.HasField("x") else None,
-            c.y if c.HasField("y") else None,
-            c.tourist_attraction,
-        )
-        for i, c in enumerate(m.cities)
-    )
-    routes = []
-    for i, pr in enumerate(m.routes):
-        if pr.index != i:
-            raise wire.WireError(f"GameMap.routes[{i}] has index {pr.index}")
-        colour = _PB_TO_ROUTE_COLOUR.get(pr.colour)
-        if colour is None:
-            raise wire.WireError(f"GameMap.routes[{i}]: RouteColour {pr.colour} unknown")
-        sibling = pr.double_sibling if pr.HasField("double_sibling") else None
-        group = None if sibling is None else min(i, sibling)
-        routes.append(
-            Route(i, pr.route_id, pr.city_a, pr.city_b, pr.length, colour, group, sibling)
-        )
-    game_map = GameMap(m.name, m.version, cities, tuple(routes), {c.name: c.index for c in cities})
-    tickets = tuple(
-        Ticket(i, t.ticket_id, t.city_a, t.city_b, t.points) for i, t in enumerate(m.tickets)
-    )
-    return Ruleset(
-        name=name,
-        version=version,
-        title=m.name,
-        description="",
-        game_map=game_map,
-        tickets=tickets,
-        min_players=r.min_seats,
-        max_players=r.max_seats,
-        deck=wire.deck_from_pb(r),
-        trains=r.trains,
-        hand_size=r.hand_size,
-        face_up=r.face_up_slots,
-        setup_tickets_dealt=r.setup_tickets_dealt,
-        setup_tickets_keep_min=r.setup_tickets_keep_min,
-        cards_drawn=r.cards_drawn,
-        tickets_drawn=r.tickets_drawn,
-        tickets_keep_min=r.tickets_keep_min,
-        flush_locomotives=r.flush_locomotives,
-        trains_trigger=r.trains_trigger,
-        route_points=tuple(r.route_points),
-        bonuses=wire.bonuses_from_pb(r),
-        attraction_points=r.attraction_points,
-        tie_breaks=tuple(r.tie_breaks),
-        both_tracks_min_players=r.both_tracks_min_seats,
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # the service
 
@@ -350,11 +228,11 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
     def StartGame(
         self, request: bot_service_pb2.StartGameRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.StartGameResponse:
-        card = is_card_game_start(request)
+        # The family whose setup the request carries; one that carries none is a board game
+        # (what every StartGame was before the card game).
+        family = next((f for f in FAMILIES if f.starts(request)), FAMILIES[0])
         try:
-            ruleset: Ruleset | CardRuleset = (
-                card_ruleset_from_start(request) if card else ruleset_from_start(request)
-            )
+            ruleset: Ruleset | CardRuleset = family.ruleset_from_start(request)
         except (ValueError, TypeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the game: {e}")
         game = Game(
@@ -365,7 +243,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             ruleset=ruleset,
             move_limit_ms=request.clock.move_limit_ms,
             bank_ms=request.clock.bank_ms,
-            family=CARD if card else BOARD,
+            family=family.name,
             bot_seed=(
                 request.bot_seed
                 if request.HasField("bot_seed")
@@ -387,18 +265,11 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.ActRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.ActResponse:
         game = self._game(request.game_id, request.view.seat, context)
-        view: object
-        legal: wire.LegalActions | wire_cardgame.LegalActions
-        events: list[Event] | list[CardEvent]
+        family: AnyFamily = family_named(game.family)
         try:
-            if game.is_card_game:
-                view = wire_cardgame.view_from_pb(request.view)
-                legal = wire_cardgame.LegalActions(request.legal_actions)
-                events = wire_cardgame.events_from_pb(request.events)
-            else:
-                view = wire.view_from_pb(request.view)
-                legal = wire.LegalActions(request.legal_actions)
-                events = wire.events_from_pb(request.events)
+            view = family.view_from_pb(request.view)
+            legal = family.legal_from_pb(request.legal_actions)
+            events = family.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the request: {e}")
         with game.lock:
@@ -419,9 +290,7 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             finally:
                 _current_game.reset(token)
         response = bot_service_pb2.ActResponse(request_id=request.request_id)
-        if isinstance(choice, bool) or not isinstance(
-            choice, int | (CardAction if game.is_card_game else Action)
-        ):
+        if isinstance(choice, bool) or not (isinstance(choice, int) or family.is_action(choice)):
             context.abort(
                 grpc.StatusCode.INTERNAL,
                 f"choose returned {choice!r}: not an action or an index",
@@ -433,22 +302,14 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
                     f"choose returned index {choice}; there are {len(legal)} legal actions",
                 )
             response.legal_action_index = choice
-        elif isinstance(legal, wire.LegalActions):
-            assert not isinstance(choice, PlaceSuit | PlaceMix)  # a board game's: checked above
+        else:
             index = legal.position(choice)
             if index >= 0:
                 response.legal_action_index = index
             else:
                 # Not a legal action: send it whole, so that the referee says which rule it
                 # breaks.
-                response.action.CopyFrom(wire.action_to_pb(choice))
-        else:
-            assert not isinstance(choice, ClaimRoute)  # a card game's: checked above
-            index = legal.position(choice)
-            if index >= 0:
-                response.legal_action_index = index
-            else:
-                response.action.CopyFrom(wire_cardgame.action_to_pb(choice))
+                response.action.CopyFrom(family.action_to_pb(choice))
         return response
 
     def EndGame(
@@ -458,15 +319,10 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             game = self._games.pop((request.game_id, request.view.seat), None)
         if game is None:
             return bot_service_pb2.EndGameResponse()
-        outcome: Outcome | CardOutcome
-        events: list[Event] | list[CardEvent]
+        family: AnyFamily = family_named(game.family)
         try:
-            if game.is_card_game:
-                outcome = wire_cardgame.outcome_from_pb(request.outcome)
-                events = wire_cardgame.events_from_pb(request.events)
-            else:
-                outcome = wire.outcome_from_pb(request.outcome)
-                events = wire.events_from_pb(request.events)
+            outcome = family.outcome_from_pb(request.outcome)
+            events = family.events_from_pb(request.events)
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the outcome: {e}")
         game.new_events = list(events)

@@ -29,9 +29,8 @@ from typing import Any
 
 import grpc
 
-from referee.games.board import IllegalActionError, MalformedActionError
-from referee.games.registry import AnyRuleset, Family, family_of, load
-from referee.match import DEFAULT_CALL_S
+from referee.games.protocol import DEFAULT_CALL_S, judge
+from referee.games.registry import AnyRuleset, family_of, load
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 #: Either rules family's values (referee/games/registry.py): the kit plays both.
@@ -117,34 +116,6 @@ class ComplianceReport:
             "PASS" if self.ok else "FAIL",
         ]
         return "\n".join(lines)
-
-
-def _judge(
-    response: bot_service_pb2.ActResponse,
-    request_id: str,
-    legal: Sequence[Action],
-    state: GameState,
-    family: Family,
-) -> tuple[Action | None, str, str]:
-    """The bot's action, or None with the fault kind and message."""
-    if response.request_id != request_id:
-        return None, "request_id", f"answered {response.request_id!r}, expected {request_id!r}"
-    answer = response.WhichOneof("answer")
-    if answer == "legal_action_index":
-        i = response.legal_action_index
-        if i >= len(legal):
-            return None, "index", f"index {i} but only {len(legal)} legal actions"
-        return legal[i], "", ""
-    if answer == "action":
-        try:
-            action = family.action_from_pb(response.action)
-            family.apply(state, action)
-        except MalformedActionError as e:
-            return None, "malformed", str(e)
-        except IllegalActionError as e:
-            return None, "illegal", str(e)
-        return action, "", ""
-    return None, "malformed", "the answer sets neither legal_action_index nor action"
 
 
 def play_game(
@@ -239,9 +210,11 @@ def play_game(
                         f"+ {bank_left:.0f} ms of bank",
                     )
                 else:
-                    chosen, kind, message = _judge(response, request_id, legal, state, family)
-                    if chosen is None:
-                        fault(decision, kind, message)
+                    verdict = judge(response, request_id, legal, state, family)
+                    if verdict.accepted:
+                        chosen = verdict.action
+                    else:
+                        fault(decision, verdict.kind, f"{verdict.message} [{verdict.rule}]")
             # As the referee: time beyond the move limit comes out of the bank.
             bank_left = max(0.0, bank_left - max(0.0, elapsed_ms - move_limit_ms))
             report.max_bank_used_ms = max(report.max_bank_used_ms, bank_ms - bank_left)

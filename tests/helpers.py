@@ -28,12 +28,11 @@ from referee.games.common.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD
 from referee.games.registry import load
 from referee.match import Clock, SeatBot, play_match
 from sdk import StrategyBot, start_server
-from sdk.card_strategies import CardRandomStrategy
-from sdk.strategies import RandomStrategy
+from sdk.strategies import CardRandomStrategy, RandomStrategy
 
 USA = load_ruleset("usa")
 
-#: Every packaged variant, written out (tests/test_variants.py checks this is exactly
+#: Every packaged variant, written out (tests/games/test_variants.py checks this is exactly
 #: ``available_variants()``, so a new variant file fails the suite until it is tested).
 VARIANTS: tuple[str, ...] = ("usa", "usa1910", "mega", "bigcities", "newyork")
 RULESETS: dict[str, Ruleset] = {name: load_ruleset(name) for name in VARIANTS}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the tests need from Debian, when it is missing: the Debian 12 packages of the
-# Go and C++ starter kits (tests/test_starter_kits.py), Node.js + npm (the Node kit and
+# Go and C++ starter kits (tests/hosting/test_starter_kits.py), Node.js + npm (the Node kit and
 # sample_bots/node_random), and Chromium with a font, the real browser the page tests drive
 # through Playwright (tests/browser.py; never a browser downloaded by Playwright). `make test`
 # runs this first, so CI installs them from nothing.

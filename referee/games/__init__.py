@@ -6,6 +6,7 @@ errors, memo, table parsing, the wire codec helpers); ``board/`` (the five board
 codec, text describer and score columns. ``registry`` binds each into a :class:`Family` that
 everything above (the referee loop, records, the SDK, tournaments, pages) goes through.
 
-Nothing here opens a socket, reads a clock or touches global randomness (tests/test_purity.py);
-the engines themselves do not even import protobuf: only each family's ``wire`` module does.
+Nothing here opens a socket, reads a clock or touches global randomness
+(tests/games/test_purity.py); the engines themselves do not even import protobuf: only each
+family's ``wire`` module (and the ``family`` record built on it) does.
 """

@@ -43,11 +43,11 @@ from typing import IO, Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from referee.games.protocol import bounded
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.build import ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
 from referee.hosting.sandbox import JAIL_ENV, SandboxConfig
-from referee.match import bounded
 
 ADDRESS_ENV = "TTR_BOT_ADDRESS"
 DEFAULT_STARTUP_S = 10.0
@@ -280,7 +280,7 @@ class LaunchedBot:
 
     def stderr_tail(self, lines: int = _STDERR_TAIL_LINES) -> str:
         """The last lines the bot wrote to stderr (empty for a bot entered by address), each
-        :func:`~referee.match.bounded` like an echoed line: they are shown on terminals and
+        :func:`~referee.games.protocol.bounded` like an echoed line: they are shown on terminals and
         kept in the store."""
         text = self.log.stderr_tail().decode("utf-8", "replace")
         return "\n".join(
@@ -392,7 +392,7 @@ class BotLog:
 
     def echo_to(self, sink: Callable[[str], None] | None) -> None:
         """Hand every line the bot writes from now on to ``sink`` (``None``: stop). Lines are
-        :func:`~referee.match.bounded` to :data:`ECHO_LINE_CHARS` characters, control
+        :func:`~referee.games.protocol.bounded` to :data:`ECHO_LINE_CHARS` characters, control
         characters escaped, so a bot cannot drive the terminal; the sink is called from the
         reading thread."""
         with self._lock:

@@ -1,5 +1,5 @@
 """The greedy sample bot: :class:`sdk.strategies.GreedyStrategy` in the board games and
-:class:`sdk.card_strategies.CardGreedyStrategy` in the card game, behind the wire.
+:class:`sdk.strategies.card.CardGreedyStrategy` in the card game, behind the wire.
 
 Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:PORT).
 """
@@ -7,8 +7,7 @@ Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:POR
 from __future__ import annotations
 
 from sdk import StrategyBot, run
-from sdk.card_strategies import CardGreedyStrategy
-from sdk.strategies import GreedyStrategy
+from sdk.strategies import CardGreedyStrategy, GreedyStrategy
 
 #: the bot (a module value, so tests can serve it in-process)
 BOT = StrategyBot(GreedyStrategy, CardGreedyStrategy)

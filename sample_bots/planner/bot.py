@@ -1,5 +1,5 @@
 """The planner sample bot: :class:`sdk.strategies.PlannerStrategy` in the board games and
-:class:`sdk.card_strategies.CardPlannerStrategy` in the card game, behind the wire.
+:class:`sdk.strategies.card.CardPlannerStrategy` in the card game, behind the wire.
 
 Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:PORT).
 """
@@ -7,8 +7,7 @@ Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:POR
 from __future__ import annotations
 
 from sdk import StrategyBot, run
-from sdk.card_strategies import CardPlannerStrategy
-from sdk.strategies import PlannerStrategy
+from sdk.strategies import CardPlannerStrategy, PlannerStrategy
 
 #: the bot (a module value, so tests can serve it in-process)
 BOT = StrategyBot(PlannerStrategy, CardPlannerStrategy)

@@ -1,5 +1,5 @@
 """The random sample bot: :class:`sdk.strategies.RandomStrategy` in the board games and
-:class:`sdk.card_strategies.CardRandomStrategy` in the card game, behind the wire.
+:class:`sdk.strategies.card.CardRandomStrategy` in the card game, behind the wire.
 
 Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:PORT).
 """
@@ -7,8 +7,7 @@ Run it with ``python bot.py [--address HOST:PORT]`` (or TTR_BOT_ADDRESS=HOST:POR
 from __future__ import annotations
 
 from sdk import StrategyBot, run
-from sdk.card_strategies import CardRandomStrategy
-from sdk.strategies import RandomStrategy
+from sdk.strategies import CardRandomStrategy, RandomStrategy
 
 #: the bot (a module value, so tests can serve it in-process)
 BOT = StrategyBot(RandomStrategy, CardRandomStrategy)

@@ -25,7 +25,6 @@ from referee.games.board.ruleset import (
     GameMap,
     Route,
     Ruleset,
-    RulesetError,
     Ticket,
     available_variants,
     load_ruleset,
@@ -35,6 +34,7 @@ from referee.games.board.scoring import Outcome, SeatScore, outcome
 from referee.games.board.state import GameState, Phase
 from referee.games.board.view import PlayerPublic, SeatView, view, view_json
 from referee.games.common.errors import IllegalActionError, MalformedActionError, RulesError
+from referee.games.common.tables import RulesetError
 
 __all__ = [
     "Action",

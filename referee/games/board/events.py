@@ -1,33 +1,39 @@
-"""What happened in a transition, for records and for each seat's event stream.
-
-Every event is public except where a field says otherwise; :func:`project` gives the copy one
-seat may see (allow-list: the hidden fields are rebuilt as ``None``, never copied).
+"""What happened in a board-game transition, for records and for each seat's event stream:
+the events both families share (common/events.py) and the board games' own, which are all
+public.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee.games.common.events import (
+    BlindDrawn,
+    DeckReshuffled,
+    FaceUpDealt,
+    FaceUpTaken,
+    GameEnded,
+    Passed,
+    TicketsDrawn,
+    TicketsKept,
+)
+from referee.games.common.events import project as project_shared
 
-@dataclass(frozen=True, slots=True)
-class FaceUpTaken:
-    seat: int
-    slot: int
-    card: int
-
-
-@dataclass(frozen=True, slots=True)
-class BlindDrawn:
-    seat: int
-    card: int | None  #: hidden from every other seat
-
-
-@dataclass(frozen=True, slots=True)
-class FaceUpDealt:
-    """A card turned face up into ``slot`` (replacement, refill or a new row after a flush)."""
-
-    slot: int
-    card: int
+__all__ = [
+    "BlindDrawn",
+    "DeckReshuffled",
+    "Event",
+    "FaceUpDealt",
+    "FaceUpFlushed",
+    "FaceUpTaken",
+    "GameEnded",
+    "LastRoundStarted",
+    "Passed",
+    "RouteClaimed",
+    "TicketsDrawn",
+    "TicketsKept",
+    "project",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,13 +41,6 @@ class FaceUpFlushed:
     """003:73: three face-up Locomotives, the whole row discarded."""
 
     cards: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class DeckReshuffled:
-    """003:75: the discards became the new deck (its order stays hidden)."""
-
-    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,36 +53,11 @@ class RouteClaimed:
 
 
 @dataclass(frozen=True, slots=True)
-class TicketsDrawn:
-    seat: int
-    count: int
-    tickets: tuple[int, ...] | None  #: hidden from every other seat
-
-
-@dataclass(frozen=True, slots=True)
-class TicketsKept:
-    seat: int
-    kept_count: int
-    returned_count: int
-    kept: tuple[int, ...] | None  #: hidden from every other seat
-
-
-@dataclass(frozen=True, slots=True)
-class Passed:
-    seat: int
-
-
-@dataclass(frozen=True, slots=True)
 class LastRoundStarted:
     """003:101: ``seat`` ended its turn with ``trains`` left; everyone gets one final turn."""
 
     seat: int
     trains: int
-
-
-@dataclass(frozen=True, slots=True)
-class GameEnded:
-    reason: str  #: ``last_round`` or ``all_passed``
 
 
 Event = (
@@ -102,13 +76,8 @@ Event = (
 
 
 def project(event: Event, seat: int) -> Event:
-    """The event as ``seat`` may see it."""
-    match event:
-        case BlindDrawn(seat=s) if s != seat:
-            return BlindDrawn(s, None)
-        case TicketsDrawn(seat=s, count=n) if s != seat:
-            return TicketsDrawn(s, n, None)
-        case TicketsKept(seat=s, kept_count=k, returned_count=r) if s != seat:
-            return TicketsKept(s, k, r, None)
-        case _:
-            return event
+    """The event as ``seat`` may see it: the board games' own events are public, the shared
+    ones hide what the shared rules hide."""
+    if isinstance(event, FaceUpFlushed | RouteClaimed | LastRoundStarted):
+        return event
+    return project_shared(event, seat)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from referee.games.common.cards import (
     CARD_NAMES,
@@ -24,10 +24,7 @@ from referee.games.common.cards import (
     NUM_COLOURS,
     parse_route_colour,
 )
-
-
-class RulesetError(ValueError):
-    """A map, ticket or ruleset file is malformed; the message names the file and the key."""
+from referee.games.common.tables import RulesetError, Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,90 +183,20 @@ _DATA = resources.files("referee.games.board") / "data"
 # strict table reading
 
 
-class _Table:
-    """A TOML/JSON table read key by key; ``done()`` rejects any key nobody asked for."""
-
-    def __init__(self, data: object, where: str) -> None:
-        if not isinstance(data, dict):
-            raise RulesetError(f"{where}: expected a table, got {type(data).__name__}")
-        self._data: dict[str, Any] = data
-        self._where = where
-        self._seen: set[str] = set()
-
-    def _get(self, key: str) -> Any:
-        if key not in self._data:
-            raise RulesetError(f"{self._where}: missing key {key!r}")
-        self._seen.add(key)
-        return self._data[key]
-
-    def get_str(self, key: str) -> str:
-        value = self._get(key)
-        if not isinstance(value, str) or not value:
-            raise RulesetError(f"{self._where}.{key}: expected a non-empty string, got {value!r}")
-        return value
-
-    def get_int(self, key: str, lo: int, hi: int) -> int:
-        value = self._get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise RulesetError(
-                f"{self._where}.{key}: expected an integer in [{lo}, {hi}], got {value!r}"
-            )
-        return value
-
-    def get_float(self, key: str) -> float:
-        value = self._get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise RulesetError(f"{self._where}.{key}: expected a number, got {value!r}")
-        return float(value)
-
-    def get_optional_int(self, key: str) -> int | None:
-        value = self._get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise RulesetError(f"{self._where}.{key}: expected an integer or null, got {value!r}")
-        return value
-
-    def get_bool(self, key: str, default: bool) -> bool:
-        if key not in self._data:
-            return default
-        value = self._get(key)
-        if not isinstance(value, bool):
-            raise RulesetError(f"{self._where}.{key}: expected true or false, got {value!r}")
-        return value
-
-    def has(self, key: str) -> bool:
-        return key in self._data
-
-    def get_list(self, key: str) -> list[Any]:
-        value = self._get(key)
-        if not isinstance(value, list):
-            raise RulesetError(f"{self._where}.{key}: expected a list, got {value!r}")
-        return value
-
-    def get_table(self, key: str) -> _Table:
-        return _Table(self._get(key), f"{self._where}.{key}")
-
-    def done(self) -> None:
-        extra = sorted(set(self._data) - self._seen)
-        if extra:
-            raise RulesetError(f"{self._where}: unknown key(s) {', '.join(map(repr, extra))}")
-
-
 # ---------------------------------------------------------------------------------------------
 # maps and tickets
 
 
 def parse_map(data: object, where: str) -> GameMap:
     """Build a :class:`GameMap` from a map file's JSON, checking every fact it relies on."""
-    top = _Table(data, where)
+    top = Table(data, where)
     name = top.get_str("name")
     version = top.get_str("version")
     top.get_str("source")
     cities: list[City] = []
     index: dict[str, int] = {}
     for i, raw in enumerate(top.get_list("cities")):
-        t = _Table(raw, f"{where}.cities[{i}]")
+        t = Table(raw, f"{where}.cities[{i}]")
         name = t.get_str("name")
         if t.has("x") != t.has("y"):
             raise RulesetError(f"{where}.cities[{i}]: give both x and y, or neither")
@@ -288,7 +215,7 @@ def parse_map(data: object, where: str) -> GameMap:
     groups: dict[int, list[int]] = {}
     ids: set[int] = set()
     for i, raw in enumerate(raw_routes):
-        t = _Table(raw, f"{where}.routes[{i}]")
+        t = Table(raw, f"{where}.routes[{i}]")
         route_id = t.get_int("id", 1, 1_000_000)
         a_name, b_name = t.get_str("a"), t.get_str("b")
         length = t.get_int("length", 1, 10)
@@ -329,7 +256,7 @@ def parse_tickets(
     data: object, where: str, game_map: GameMap, sets: list[str], points_key: str
 ) -> tuple[Ticket, ...]:
     """The tickets of ``data`` that belong to any of ``sets``, valued by ``points_key``."""
-    top = _Table(data, where)
+    top = Table(data, where)
     top.get_str("name")
     top.get_str("version")
     top.get_str("source")
@@ -340,7 +267,7 @@ def parse_tickets(
     tickets: list[Ticket] = []
     seen_ids: set[int] = set()
     for i, raw in enumerate(raw_tickets):
-        t = _Table(raw, f"{where}.tickets[{i}]")
+        t = Table(raw, f"{where}.tickets[{i}]")
         ticket_id = t.get_int("id", 1, 1_000_000)
         a_name, b_name = t.get_str("a"), t.get_str("b")
         points = t.get_table("points")
@@ -379,66 +306,151 @@ def parse_tickets(
 
 def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
     """Build a :class:`Ruleset` from a ruleset file's TOML; ``load_json(kind, name)`` reads the
-    map and ticket files it names."""
-    top = _Table(data, where)
-    name = top.get_str("name")
-    version = top.get_str("version")
-    title = top.get_str("title")
+    map and ticket files it names. One reader per section of the file, in the file's order, so
+    the first problem found is the first a reader of the file meets."""
+    top = Table(data, where)
+    name, version, title = top.get_str("name"), top.get_str("version"), top.get_str("title")
     description = top.get_str("description")
     map_name = top.get_str("map")
     min_players = top.get_int("min_players", 2, 8)
     max_players = top.get_int("max_players", min_players, 8)
+    deck = _deck_section(top.get_table("deck"), where)
+    ticket_file, ticket_sets, points_key = _tickets_section(top.get_table("tickets"))
+    setup = _setup_section(top.get_table("setup"))
+    turn = _turn_section(top.get_table("turn"), setup["face_up"])
+    end = top.get_table("end")
+    trains_trigger = end.get_int("trains_trigger", 0, setup["trains"])
+    end.done()
+    scoring = _scoring_section(top.get_table("scoring"), where)
+    doubles = top.get_table("doubles")
+    both_min = doubles.get_int("both_tracks_min_players", 0, 100)
+    doubles.done()
+    top.done()
 
-    # The deck names every card kind, zeros included: a variant with fewer colours (New York's
-    # six, 001:170-175) says so instead of relying on a default.
-    deck_t = top.get_table("deck")
+    game_map = parse_map(load_json("maps", map_name), f"maps/{map_name}.json")
+    lengths = len(scoring["route_points"]) - 1  # route_points[0] is the 0 of no route
+    longest_route = max(r.length for r in game_map.routes)
+    if lengths < longest_route:
+        raise RulesetError(
+            f"{where}.scoring.route_points: {lengths} values but the map has a route "
+            f"of length {longest_route}"
+        )
+    tickets = parse_tickets(
+        load_json("tickets", ticket_file),
+        f"tickets/{ticket_file}.json",
+        game_map,
+        ticket_sets,
+        points_key,
+    )
+    if scoring["attraction_points"] and not game_map.attractions:
+        raise RulesetError(
+            f"{where}.scoring.attraction_points: map {map_name!r} has no Tourist Attractions"
+        )
+    deck_total = sum(deck)
+    if setup["hand_size"] * max_players + setup["face_up"] > deck_total:
+        raise RulesetError(f"{where}: the deck of {deck_total} cannot deal every hand and the row")
+    if setup["setup_tickets_dealt"] * max_players > len(tickets):
+        raise RulesetError(
+            f"{where}: {len(tickets)} tickets cannot deal {setup['setup_tickets_dealt']} to each"
+        )
+    assert LOCOMOTIVE == NUM_CARD_KINDS - 1
+    return Ruleset(
+        name=name,
+        version=version,
+        title=title,
+        description=description,
+        game_map=game_map,
+        tickets=tickets,
+        min_players=min_players,
+        max_players=max_players,
+        deck=deck,
+        **setup,
+        **turn,
+        trains_trigger=trains_trigger,
+        **scoring,
+        both_tracks_min_players=both_min,
+    )
+
+
+class _Setup(TypedDict):
+    trains: int
+    hand_size: int
+    face_up: int
+    setup_tickets_dealt: int
+    setup_tickets_keep_min: int
+
+
+class _Turn(TypedDict):
+    cards_drawn: int
+    tickets_drawn: int
+    tickets_keep_min: int
+    flush_locomotives: int
+
+
+class _Scoring(TypedDict):
+    route_points: tuple[int, ...]  #: by length, from 0 (the points of no route)
+    bonuses: tuple[BonusCard, ...]
+    attraction_points: int
+    tie_breaks: tuple[str, ...]
+
+
+def _deck_section(deck_t: Table, where: str) -> tuple[int, ...]:
+    """``[deck]``: every card kind, zeros included: a variant with fewer colours (New York's
+    six, 001:170-175) says so instead of relying on a default."""
     deck = tuple(deck_t.get_int(kind, 0, 1000) for kind in CARD_NAMES)
     deck_t.done()
     if not any(deck[:NUM_COLOURS]):
         raise RulesetError(f"{where}.deck: no coloured cards")
+    return deck
 
-    tickets_t = top.get_table("tickets")
+
+def _tickets_section(tickets_t: Table) -> tuple[str, list[str], str]:
+    """``[tickets]``: the ticket file, the sets of it the variant plays, and which points."""
     ticket_file = tickets_t.get_str("file")
-    ticket_sets = tickets_t.get_list("sets")
+    ticket_sets = [str(s) for s in tickets_t.get_list("sets")]
     points_key = tickets_t.get_str("points")
     tickets_t.done()
+    return ticket_file, ticket_sets, points_key
 
-    setup = top.get_table("setup")
+
+def _setup_section(setup: Table) -> _Setup:
+    """``[setup]``: pieces, the starting hand and row, the tickets dealt and kept."""
     trains = setup.get_int("trains", 1, 1000)
     hand_size = setup.get_int("hand_size", 0, 100)
     face_up = setup.get_int("face_up", 1, 20)
-    setup_dealt = setup.get_int("tickets_dealt", 0, 20)
-    setup_keep = setup.get_int("tickets_keep_min", min(1, setup_dealt), setup_dealt)
+    dealt = setup.get_int("tickets_dealt", 0, 20)
+    keep = setup.get_int("tickets_keep_min", min(1, dealt), dealt)
     setup.done()
+    return {
+        "trains": trains,
+        "hand_size": hand_size,
+        "face_up": face_up,
+        "setup_tickets_dealt": dealt,
+        "setup_tickets_keep_min": keep,
+    }
 
-    turn = top.get_table("turn")
-    cards_drawn = turn.get_int(
-        "cards_drawn", 2, 2
-    )  # the two-decision draw is built into the engine
+
+def _turn_section(turn: Table, face_up: int) -> _Turn:
+    """``[turn]``: the draw (its two decisions are built into the engine), the ticket draw and
+    the face-up flush."""
+    cards_drawn = turn.get_int("cards_drawn", 2, 2)
     tickets_drawn = turn.get_int("tickets_drawn", 1, 20)
     tickets_keep_min = turn.get_int("tickets_keep_min", 1, tickets_drawn)
     flush_locomotives = turn.get_int("flush_locomotives", 1, face_up + 1)
     turn.done()
+    return {
+        "cards_drawn": cards_drawn,
+        "tickets_drawn": tickets_drawn,
+        "tickets_keep_min": tickets_keep_min,
+        "flush_locomotives": flush_locomotives,
+    }
 
-    end = top.get_table("end")
-    trains_trigger = end.get_int("trains_trigger", 0, trains)
-    end.done()
 
-    scoring = top.get_table("scoring")
+def _scoring_section(scoring: Table, where: str) -> _Scoring:
+    """``[scoring]``: route points by length, bonus cards, Tourist Attraction points and
+    tie-breaks, each checked against the others."""
     raw_points = scoring.get_list("route_points")
-    bonuses: list[BonusCard] = []
-    for i, raw in enumerate(scoring.get_list("bonuses")):
-        b = _Table(raw, f"{where}.scoring.bonuses[{i}]")
-        kind = b.get_str("kind")
-        if kind not in BONUS_KINDS:
-            raise RulesetError(
-                f"{where}.scoring.bonuses[{i}].kind: unknown bonus {kind!r}; "
-                f"expected one of {list(BONUS_KINDS)}"
-            )
-        if any(other.kind == kind for other in bonuses):
-            raise RulesetError(f"{where}.scoring.bonuses: {kind!r} listed twice")
-        bonuses.append(BonusCard(kind, b.get_int("points", 1, 1000)))
-        b.done()
+    bonuses = _bonuses(scoring.get_list("bonuses"), where)
     attraction_points = scoring.get_int("attraction_points", 0, 1000)
     tie_breaks = scoring.get_list("tie_breaks")
     scoring.done()
@@ -460,62 +472,29 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
                 f"{where}.scoring.tie_breaks: {tb!r} breaks ties by a bonus card the ruleset "
                 f"does not use (scoring.bonuses has no {needs!r})"
             )
+    return {
+        "route_points": (0, *raw_points),
+        "bonuses": tuple(bonuses),
+        "attraction_points": attraction_points,
+        "tie_breaks": tuple(str(t) for t in tie_breaks),
+    }
 
-    doubles = top.get_table("doubles")
-    both_min = doubles.get_int("both_tracks_min_players", 0, 100)
-    doubles.done()
-    top.done()
 
-    game_map = parse_map(load_json("maps", map_name), f"maps/{map_name}.json")
-    longest_route = max(r.length for r in game_map.routes)
-    if len(raw_points) < longest_route:
-        raise RulesetError(
-            f"{where}.scoring.route_points: {len(raw_points)} values but the map has a route "
-            f"of length {longest_route}"
-        )
-    tickets = parse_tickets(
-        load_json("tickets", ticket_file),
-        f"tickets/{ticket_file}.json",
-        game_map,
-        [str(s) for s in ticket_sets],
-        points_key,
-    )
-    if attraction_points and not game_map.attractions:
-        raise RulesetError(
-            f"{where}.scoring.attraction_points: map {map_name!r} has no Tourist Attractions"
-        )
-    deck_total = sum(deck)
-    if hand_size * max_players + face_up > deck_total:
-        raise RulesetError(f"{where}: the deck of {deck_total} cannot deal every hand and the row")
-    if setup_dealt * max_players > len(tickets):
-        raise RulesetError(f"{where}: {len(tickets)} tickets cannot deal {setup_dealt} to each")
-    assert LOCOMOTIVE == NUM_CARD_KINDS - 1
-    return Ruleset(
-        name=name,
-        version=version,
-        title=title,
-        description=description,
-        game_map=game_map,
-        tickets=tickets,
-        min_players=min_players,
-        max_players=max_players,
-        deck=deck,
-        trains=trains,
-        hand_size=hand_size,
-        face_up=face_up,
-        setup_tickets_dealt=setup_dealt,
-        setup_tickets_keep_min=setup_keep,
-        cards_drawn=cards_drawn,
-        tickets_drawn=tickets_drawn,
-        tickets_keep_min=tickets_keep_min,
-        flush_locomotives=flush_locomotives,
-        trains_trigger=trains_trigger,
-        route_points=(0, *raw_points),
-        bonuses=tuple(bonuses),
-        attraction_points=attraction_points,
-        tie_breaks=tuple(str(t) for t in tie_breaks),
-        both_tracks_min_players=both_min,
-    )
+def _bonuses(raws: list[Any], where: str) -> list[BonusCard]:
+    bonuses: list[BonusCard] = []
+    for i, raw in enumerate(raws):
+        b = Table(raw, f"{where}.scoring.bonuses[{i}]")
+        kind = b.get_str("kind")
+        if kind not in BONUS_KINDS:
+            raise RulesetError(
+                f"{where}.scoring.bonuses[{i}].kind: unknown bonus {kind!r}; "
+                f"expected one of {list(BONUS_KINDS)}"
+            )
+        if any(other.kind == kind for other in bonuses):
+            raise RulesetError(f"{where}.scoring.bonuses: {kind!r} listed twice")
+        bonuses.append(BonusCard(kind, b.get_int("points", 1, 1000)))
+        b.done()
+    return bonuses
 
 
 def _load_packaged_json(kind: str, name: str) -> object:

@@ -17,47 +17,57 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
-import hashlib
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from enum import StrEnum
-from typing import TypeAlias, TypeVar, assert_never, overload
-
-from google.protobuf.message import Message
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeAlias, assert_never, overload
 
 from referee.games.board.actions import (
-    DRAW_BLIND,
-    DRAW_TICKETS,
-    PASS,
     Action,
     ClaimRoute,
-    DrawBlind,
-    DrawFaceUp,
-    DrawTickets,
-    KeepTickets,
-    Pass,
 )
 from referee.games.board.events import (
-    BlindDrawn,
-    DeckReshuffled,
     Event,
-    FaceUpDealt,
     FaceUpFlushed,
-    FaceUpTaken,
-    GameEnded,
     LastRoundStarted,
-    Passed,
     RouteClaimed,
-    TicketsDrawn,
-    TicketsKept,
 )
-from referee.games.board.ruleset import BonusCard, Ruleset
+from referee.games.board.ruleset import (
+    BonusCard,
+    City,
+    GameMap,
+    Route,
+    Ruleset,
+    Ticket,
+    load_ruleset,
+)
 from referee.games.board.scoring import Outcome, SeatScore
-from referee.games.board.state import EMPTY, Phase
 from referee.games.board.view import PlayerPublic, SeatView
-from referee.games.common.cards import CARD_NAMES, COLOURS, GRAY, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.common import family
+from referee.games.common.cards import COLOURS, GRAY, NUM_COLOURS
+from referee.games.common.codec import (
+    PB_TO_CARD,
+    PB_TO_PHASE,
+    PHASE_TO_PB,
+    ViewPhase,
+    WireError,
+    bot_seed,
+    card_from_pb,
+    card_to_pb,
+    counts_from_pb,
+    counts_to_pb,
+    end_reason_from_pb,
+    end_reason_to_pb,
+    entry_bytes,
+    invert,
+    shared_action_from_pb,
+    shared_action_to_pb,
+    shared_event_from_pb,
+    shared_event_to_pb,
+    slot_from_pb,
+    slot_to_pb,
+)
 from referee.games.common.errors import MalformedActionError
 from referee.games.common.memo import memoized, per_object
+from referee.games.common.tables import RulesetError
 from ttr.v1 import (
     actions_pb2,
     bot_service_pb2,
@@ -91,65 +101,21 @@ __all__ = [
     "outcome_from_pb",
     "outcome_to_pb",
     "rules_to_pb",
+    "ruleset_from_pb",
+    "ruleset_from_start",
+    "starts",
     "static_bytes",
     "view_from_pb",
     "view_to_pb",
 ]
 
-CardColourPb: TypeAlias = cards_pb2.CardColour.ValueType
 RouteColourPb: TypeAlias = cards_pb2.RouteColour.ValueType
-PhasePb: TypeAlias = view_pb2.Phase.ValueType
-EndReasonPb: TypeAlias = view_pb2.EndReason.ValueType
 BonusKindPb: TypeAlias = scoring_pb2.BonusKind.ValueType
-
-
-class WireError(ValueError):
-    """A message (other than an action) that does not describe a valid rule value."""
 
 
 # ---------------------------------------------------------------------------------------------
 # name tables
 
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _invert(table: Mapping[K, V]) -> dict[V, K]:
-    inverse = {v: k for k, v in table.items()}
-    assert len(inverse) == len(table), "translation table is not one-to-one"
-    return inverse
-
-
-M = TypeVar("M", bound=Message)
-
-
-def _entry_bytes(parent: type[M], field: str, entry: object) -> bytes:
-    """The wire bytes of ``entry`` as one element of the repeated field ``field`` of
-    ``parent`` (its tag, length and body).
-
-    Speed: every decision sends a view, the new events and the legal actions, and building
-    protobuf messages field by field from Python costs more than the gRPC call they ride on
-    (bench/wire.py). Yet the values repeat: rule values are immutable and hashable, and a game
-    sends the same actions, events, players' public parts and card counts over and over. So
-    the encoders keep each value's wire bytes (memoized), and the decoders the value read
-    from each message's bytes.
-
-    Protobuf parses a message written as concatenated fields, and a repeated field's elements
-    may arrive one by one, so a message's repeated parts can be assembled from kept bytes and
-    read in with one ``MergeFromString``: much cheaper than building and copying a Python
-    message for each element. The bytes come from the generated code itself, so no field
-    number or wire type is written down here.
-    """
-    return parent(**{field: entry if isinstance(entry, list) else [entry]}).SerializeToString()
-
-
-#: card kind (index into CARD_NAMES) -> CardColour
-_CARD_TO_PB: dict[int, CardColourPb] = {
-    card: cards_pb2.CardColour.Value(f"CARD_COLOUR_{name.upper()}")
-    for card, name in enumerate(CARD_NAMES)
-}
-_PB_TO_CARD = _invert(_CARD_TO_PB)
 
 #: route colour (a card colour or GRAY) -> RouteColour
 _ROUTE_COLOUR_TO_PB: dict[int, RouteColourPb] = {
@@ -158,34 +124,6 @@ _ROUTE_COLOUR_TO_PB: dict[int, RouteColourPb] = {
 }
 
 
-class ViewPhase(StrEnum):
-    """The decision a view's seat faces: the type of ``view.phase`` in every view the wire
-    decodes (``sdk.Phase``; the SDK's bots compare ``view.phase is Phase.TURN``).
-
-    A view holds the engine's :class:`~referee.games.board.state.Phase` by its lower-case name, a
-    string, and the engine's ``Phase`` is an ``IntEnum``: ``view.phase == Phase.TURN`` would
-    be False without a word. A member here *is* that string (``ViewPhase.TURN == "turn"``),
-    so a comparison with either the member or the name gives the right answer, on a decoded
-    view and on one the engine built in-process alike; the engine itself is untouched.
-    """
-
-    SETUP_TICKETS = "setup_tickets"  #: choosing the starting tickets (each seat in turn)
-    TURN = "turn"  #: a turn's first decision: draw a card, claim, or draw tickets
-    SECOND_CARD = "second_card"  #: the second train card of a draw
-    KEEP_TICKETS = "keep_tickets"  #: which of the drawn tickets to keep
-    OVER = "over"  #: the game has ended (the view EndGame carries)
-
-
-assert [p.name for p in ViewPhase] == [p.name for p in Phase], "ViewPhase must follow Phase"
-
-#: SeatView.phase (the Phase's lower-case name) -> Phase enum
-_PHASE_TO_PB: dict[str, PhasePb] = {
-    ViewPhase[phase.name]: view_pb2.Phase.Value(f"PHASE_{phase.name}") for phase in Phase
-}
-#: decoded views carry the :class:`ViewPhase` member, so ``is`` works on them
-_PB_TO_PHASE = _invert(_PHASE_TO_PB)
-
-_END_REASON_PREFIX = "END_REASON_"
 _BONUS_LONGEST_PATH = scoring_pb2.BONUS_KIND_LONGEST_PATH
 _BONUS_GLOBETROTTER = scoring_pb2.BONUS_KIND_GLOBETROTTER
 #: a ruleset's bonus card kinds (``ruleset.BONUS_KINDS``) and their wire values
@@ -193,71 +131,7 @@ _BONUS_TO_PB: dict[str, BonusKindPb] = {
     "longest_path": _BONUS_LONGEST_PATH,
     "globetrotter": _BONUS_GLOBETROTTER,
 }
-_PB_TO_BONUS = _invert(_BONUS_TO_PB)
-
-
-def card_to_pb(card: int) -> CardColourPb:
-    """A card kind as a CardColour."""
-    try:
-        return _CARD_TO_PB[card]
-    except KeyError:
-        raise ValueError(f"card kind {card!r} does not exist") from None
-
-
-def card_from_pb(colour: int) -> int:
-    """A CardColour as a card kind; :class:`WireError` for UNSPECIFIED or an unknown value."""
-    try:
-        return _PB_TO_CARD[cards_pb2.CardColour.ValueType(colour)]
-    except KeyError:
-        raise WireError(f"CardColour {colour} is not a card this version knows") from None
-
-
-def _slot_to_pb(card: int) -> CardColourPb:
-    """A face-up slot: its card, or CARD_COLOUR_UNSPECIFIED for an empty slot."""
-    return cards_pb2.CARD_COLOUR_UNSPECIFIED if card == EMPTY else card_to_pb(card)
-
-
-def _slot_from_pb(colour: int) -> int:
-    return EMPTY if colour == cards_pb2.CARD_COLOUR_UNSPECIFIED else card_from_pb(colour)
-
-
-def _end_reason_to_pb(reason: str) -> EndReasonPb:
-    if not reason:
-        return view_pb2.END_REASON_UNSPECIFIED
-    try:
-        return view_pb2.EndReason.Value(_END_REASON_PREFIX + reason.upper())
-    except ValueError:
-        raise ValueError(f"end reason {reason!r} has no EndReason value") from None
-
-
-def _end_reason_from_pb(reason: int) -> str:
-    if reason == view_pb2.END_REASON_UNSPECIFIED:
-        return ""
-    try:
-        name = view_pb2.EndReason.Name(view_pb2.EndReason.ValueType(reason))
-    except ValueError:
-        raise WireError(f"EndReason {reason} is not one this version knows") from None
-    return name.removeprefix(_END_REASON_PREFIX).lower()
-
-
-def _counts_to_pb(counts: Sequence[int]) -> list[cards_pb2.CardCount]:
-    return [cards_pb2.CardCount(colour=_CARD_TO_PB[c], count=n) for c, n in enumerate(counts)]
-
-
-def _counts_from_pb(entries: Iterable[cards_pb2.CardCount], what: str) -> tuple[int, ...]:
-    counts = [0] * NUM_CARD_KINDS
-    seen = 0  # bitmask of the card kinds listed so far
-    to_card = _PB_TO_CARD
-    for entry in entries:
-        colour = entry.colour
-        card = to_card.get(colour)
-        if card is None:
-            card = card_from_pb(colour)  # not a card: raises the WireError naming the value
-        if seen >> card & 1:
-            raise WireError(f"{what}: card kind {colour} listed twice")
-        seen |= 1 << card
-        counts[card] = entry.count
-    return tuple(counts)
+_PB_TO_BONUS = invert(_BONUS_TO_PB)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,25 +140,13 @@ def _counts_from_pb(entries: Iterable[cards_pb2.CardCount], what: str) -> tuple[
 
 def action_to_pb(action: Action) -> actions_pb2.Action:
     """A rule action as an ``Action`` message."""
-    match action:
-        case DrawBlind():
-            return actions_pb2.Action(draw_blind=actions_pb2.DrawBlind())
-        case DrawFaceUp(slot=slot):
-            return actions_pb2.Action(draw_face_up=actions_pb2.DrawFaceUp(slot=slot))
-        case ClaimRoute(route=route, colour=colour, locomotives=locos):
-            return actions_pb2.Action(
-                claim_route=actions_pb2.ClaimRoute(
-                    route=route, colour=card_to_pb(colour), locomotives=locos
-                )
+    if isinstance(action, ClaimRoute):
+        return actions_pb2.Action(
+            claim_route=actions_pb2.ClaimRoute(
+                route=action.route, colour=card_to_pb(action.colour), locomotives=action.locomotives
             )
-        case DrawTickets():
-            return actions_pb2.Action(draw_tickets=actions_pb2.DrawTickets())
-        case KeepTickets(tickets=tickets):
-            return actions_pb2.Action(keep_tickets=actions_pb2.KeepTickets(tickets=tickets))
-        case Pass():
-            return actions_pb2.Action(pass_turn=actions_pb2.Pass())
-        case _:
-            assert_never(action)
+        )
+    return shared_action_to_pb(action)
 
 
 def action_from_pb(msg: actions_pb2.Action) -> Action:
@@ -298,13 +160,11 @@ def action_from_pb(msg: actions_pb2.Action) -> Action:
     """
     kind = msg.WhichOneof("kind")
     match kind:
-        case "draw_blind":
-            return DRAW_BLIND
-        case "draw_face_up":
-            return DrawFaceUp(msg.draw_face_up.slot)
+        case "draw_blind" | "draw_face_up" | "draw_tickets" | "keep_tickets" | "pass_turn":
+            return shared_action_from_pb(msg)
         case "claim_route":
             claim = msg.claim_route
-            colour = _PB_TO_CARD.get(claim.colour)
+            colour = PB_TO_CARD.get(claim.colour)
             if colour is None:
                 name = (
                     cards_pb2.CardColour.Name(claim.colour)
@@ -317,19 +177,6 @@ def action_from_pb(msg: actions_pb2.Action) -> Action:
                     "CARD_COLOUR_LOCOMOTIVE)",
                 )
             return ClaimRoute(claim.route, colour, claim.locomotives)
-        case "draw_tickets":
-            return DRAW_TICKETS
-        case "keep_tickets":
-            tickets = tuple(msg.keep_tickets.tickets)
-            if len(set(tickets)) != len(tickets):
-                # Name the first repeat, not the list: a bot chooses its length.
-                twice = next(t for t, n in Counter(tickets).items() if n > 1)
-                raise MalformedActionError(
-                    "action.tickets", f"keep_tickets lists ticket {twice} twice"
-                )
-            return KeepTickets(tuple(sorted(tickets)))
-        case "pass_turn":
-            return PASS
         case "place_suit" | "place_mix":
             raise MalformedActionError(
                 "action.kind", f"{kind} is a card-game action; the board games have none"
@@ -348,7 +195,7 @@ def legal_actions_to_pb(actions: Iterable[Action]) -> list[actions_pb2.Action]:
 
 
 _legal_action_bytes: Callable[[Action], bytes] = memoized(
-    lambda a: _entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
+    lambda a: entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
 )
 
 
@@ -360,7 +207,7 @@ def _action_from_bytes(data: bytes) -> Action:
 _action_of_bytes: Callable[[bytes], Action] = memoized(_action_from_bytes)
 
 
-class LegalActions(Sequence[Action]):
+class LegalActions(family.LegalActions[Action]):
     """The legal actions of a request, each read from its message when first used.
 
     What the SDK hands to ``Bot.choose``: many bots look at a few of the legal actions (a
@@ -435,13 +282,13 @@ def _player_to_pb(p: PlayerPublic) -> view_pb2.PlayerPublic:
 
 
 _player_bytes: Callable[[PlayerPublic], bytes] = memoized(
-    lambda p: _entry_bytes(view_pb2.SeatView, "players", _player_to_pb(p))
+    lambda p: entry_bytes(view_pb2.SeatView, "players", _player_to_pb(p))
 )
 _hand_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
-    lambda counts: _entry_bytes(view_pb2.SeatView, "hand", _counts_to_pb(counts))
+    lambda counts: entry_bytes(view_pb2.SeatView, "hand", counts_to_pb(counts))
 )
 _discards_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
-    lambda counts: _entry_bytes(view_pb2.SeatView, "discards", _counts_to_pb(counts))
+    lambda counts: entry_bytes(view_pb2.SeatView, "discards", counts_to_pb(counts))
 )
 
 
@@ -486,12 +333,12 @@ def _view_scalars_pb(view: SeatView) -> view_pb2.SeatView:
         variant=view.variant,
         num_seats=view.num_seats,
         seat=view.seat,
-        phase=_PHASE_TO_PB[view.phase],
+        phase=PHASE_TO_PB[view.phase],
         turn=view.turn,
-        face_up=[_slot_to_pb(c) for c in view.face_up],
+        face_up=[slot_to_pb(c) for c in view.face_up],
         deck_size=view.deck_size,
         ticket_deck_size=view.ticket_deck_size,
-        end_reason=_end_reason_to_pb(view.end_reason),
+        end_reason=end_reason_to_pb(view.end_reason),
         tickets=view.tickets,
         offered=view.offered,
     )
@@ -503,14 +350,14 @@ def _view_scalars_pb(view: SeatView) -> view_pb2.SeatView:
 
 
 _face_up_of: Callable[[tuple[int, ...]], tuple[int, ...]] = memoized(
-    lambda slots: tuple(_slot_from_pb(c) for c in slots)
+    lambda slots: tuple(slot_from_pb(c) for c in slots)
 )
 
 
 def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
     """A ``SeatView`` message as the rules' :class:`SeatView` (the SDK's typed view)."""
     try:
-        phase = _PB_TO_PHASE[msg.phase]
+        phase = PB_TO_PHASE[msg.phase]
     except KeyError:
         raise WireError(f"SeatView.phase {msg.phase} is not a phase this version knows") from None
     return SeatView(
@@ -522,12 +369,12 @@ def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
         turn=msg.turn,
         face_up=_face_up_of(tuple(msg.face_up)),
         deck_size=msg.deck_size,
-        discards=_counts_from_pb(msg.discards, "SeatView.discards"),
+        discards=counts_from_pb(msg.discards, "SeatView.discards"),
         ticket_deck_size=msg.ticket_deck_size,
         last_round=msg.last_round_turns_left if msg.HasField("last_round_turns_left") else -1,
-        end_reason=_end_reason_from_pb(msg.end_reason),
+        end_reason=end_reason_from_pb(msg.end_reason),
         players=tuple(_player_of_bytes(p.SerializeToString()) for p in msg.players),
-        hand=_counts_from_pb(msg.hand, "SeatView.hand"),
+        hand=counts_from_pb(msg.hand, "SeatView.hand"),
         tickets=tuple(msg.tickets),
         offered=tuple(msg.offered),
     )
@@ -537,34 +384,15 @@ def view_from_pb(msg: view_pb2.SeatView) -> SeatView:
 # events
 
 
-def _tickets_to_pb(tickets: tuple[int, ...] | None) -> events_pb2.TicketList | None:
-    return None if tickets is None else events_pb2.TicketList(tickets=tickets)
-
-
 def event_to_pb(event: Event) -> events_pb2.Event:
     """An event as an ``Event`` message. Give it the event already projected for the seat it
     is for (:func:`referee.games.board.events.project`): a hidden field (``None``) is left
     absent."""
     match event:
-        case FaceUpTaken(seat=seat, slot=slot, card=card):
-            return events_pb2.Event(
-                face_up_taken=events_pb2.FaceUpTaken(seat=seat, slot=slot, card=card_to_pb(card))
-            )
-        case BlindDrawn(seat=seat, card=card):
-            blind = events_pb2.BlindDrawn(seat=seat)
-            if card is not None:
-                blind.card = card_to_pb(card)
-            return events_pb2.Event(blind_drawn=blind)
-        case FaceUpDealt(slot=slot, card=card):
-            return events_pb2.Event(
-                face_up_dealt=events_pb2.FaceUpDealt(slot=slot, card=card_to_pb(card))
-            )
         case FaceUpFlushed(cards=cards):
             return events_pb2.Event(
                 face_up_flushed=events_pb2.FaceUpFlushed(cards=[card_to_pb(c) for c in cards])
             )
-        case DeckReshuffled(size=size):
-            return events_pb2.Event(deck_reshuffled=events_pb2.DeckReshuffled(size=size))
         case RouteClaimed(seat=seat, route=route, colour=colour, locomotives=locos, points=points):
             return events_pb2.Event(
                 route_claimed=events_pb2.RouteClaimed(
@@ -575,33 +403,12 @@ def event_to_pb(event: Event) -> events_pb2.Event:
                     points=points,
                 )
             )
-        case TicketsDrawn(seat=seat, count=count, tickets=tickets):
-            return events_pb2.Event(
-                tickets_drawn=events_pb2.TicketsDrawn(
-                    seat=seat, count=count, tickets=_tickets_to_pb(tickets)
-                )
-            )
-        case TicketsKept(seat=seat, kept_count=kept_count, returned_count=returned, kept=kept):
-            return events_pb2.Event(
-                tickets_kept=events_pb2.TicketsKept(
-                    seat=seat,
-                    kept_count=kept_count,
-                    returned_count=returned,
-                    kept=_tickets_to_pb(kept),
-                )
-            )
-        case Passed(seat=seat):
-            return events_pb2.Event(passed=events_pb2.Passed(seat=seat))
         case LastRoundStarted(seat=seat, trains=trains):
             return events_pb2.Event(
                 last_round_started=events_pb2.LastRoundStarted(seat=seat, trains=trains)
             )
-        case GameEnded(reason=reason):
-            return events_pb2.Event(
-                game_ended=events_pb2.GameEnded(reason=_end_reason_to_pb(reason))
-            )
         case _:
-            assert_never(event)
+            return shared_event_to_pb(event)
 
 
 def events_to_pb(events: Iterable[Event]) -> list[events_pb2.Event]:
@@ -610,7 +417,7 @@ def events_to_pb(events: Iterable[Event]) -> list[events_pb2.Event]:
 
 
 _event_bytes: Callable[[Event], bytes] = memoized(
-    lambda e: _entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
+    lambda e: entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
 )
 
 
@@ -621,39 +428,27 @@ def event_from_pb(msg: events_pb2.Event) -> Event:
     ``msg.WhichOneof("kind")`` first."""
     kind = msg.WhichOneof("kind")
     match kind:
-        case "face_up_taken":
-            e1 = msg.face_up_taken
-            return FaceUpTaken(e1.seat, e1.slot, card_from_pb(e1.card))
-        case "blind_drawn":
-            e2 = msg.blind_drawn
-            return BlindDrawn(e2.seat, card_from_pb(e2.card) if e2.HasField("card") else None)
-        case "face_up_dealt":
-            e3 = msg.face_up_dealt
-            return FaceUpDealt(e3.slot, card_from_pb(e3.card))
+        case (
+            "face_up_taken"
+            | "blind_drawn"
+            | "face_up_dealt"
+            | "deck_reshuffled"
+            | "tickets_drawn"
+            | "tickets_kept"
+            | "passed"
+            | "game_ended"
+        ):
+            return shared_event_from_pb(msg)
         case "face_up_flushed":
             return FaceUpFlushed(tuple(card_from_pb(c) for c in msg.face_up_flushed.cards))
-        case "deck_reshuffled":
-            return DeckReshuffled(msg.deck_reshuffled.size)
         case "route_claimed":
             e6 = msg.route_claimed
             return RouteClaimed(
                 e6.seat, e6.route, card_from_pb(e6.colour), e6.locomotives, e6.points
             )
-        case "tickets_drawn":
-            e7 = msg.tickets_drawn
-            drawn = tuple(e7.tickets.tickets) if e7.HasField("tickets") else None
-            return TicketsDrawn(e7.seat, e7.count, drawn)
-        case "tickets_kept":
-            e8 = msg.tickets_kept
-            kept = tuple(e8.kept.tickets) if e8.HasField("kept") else None
-            return TicketsKept(e8.seat, e8.kept_count, e8.returned_count, kept)
-        case "passed":
-            return Passed(msg.passed.seat)
         case "last_round_started":
             e10 = msg.last_round_started
             return LastRoundStarted(e10.seat, e10.trains)
-        case "game_ended":
-            return GameEnded(_end_reason_from_pb(msg.game_ended.reason))
         case (
             "moved_on_track"
             | "suit_placed"
@@ -705,7 +500,7 @@ def act_request_pb(
     """One decision's request: ``view`` and ``events`` as the acting seat may see them (the
     events already projected for it), the legal actions in order, the clock and the previous
     answer's rejection. Its repeated parts are merged in from kept bytes (see
-    :func:`_entry_bytes`): this runs on every decision of every game."""
+    :func:`entry_bytes`): this runs on every decision of every game."""
     request = bot_service_pb2.ActRequest(
         game_id=game_id,
         request_id=request_id,
@@ -749,7 +544,7 @@ def outcome_to_pb(outcome: Outcome) -> scoring_pb2.Outcome:
             )
         )
     return scoring_pb2.Outcome(
-        complete=outcome.final, end_reason=_end_reason_to_pb(outcome.end_reason), seats=seats
+        complete=outcome.final, end_reason=end_reason_to_pb(outcome.end_reason), seats=seats
     )
 
 
@@ -778,7 +573,7 @@ def outcome_from_pb(msg: scoring_pb2.Outcome) -> Outcome:
                 rank=s.rank,
             )
         )
-    return Outcome(msg.complete, _end_reason_from_pb(msg.end_reason), tuple(seats))
+    return Outcome(msg.complete, end_reason_from_pb(msg.end_reason), tuple(seats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -842,7 +637,7 @@ def rules_to_pb(ruleset: Ruleset) -> game_map_pb2.RuleParameters:
         globetrotter_bonus=ruleset.globetrotter_bonus,
         tie_breaks=ruleset.tie_breaks,
         both_tracks_min_seats=ruleset.both_tracks_min_players,
-        deck=_counts_to_pb(ruleset.deck),
+        deck=counts_to_pb(ruleset.deck),
         bonuses=[
             scoring_pb2.Bonus(kind=_BONUS_TO_PB[b.kind], points=b.points) for b in ruleset.bonuses
         ],
@@ -861,7 +656,7 @@ def deck_from_pb(rules: game_map_pb2.RuleParameters) -> tuple[int, ...]:
     """The deck composition per card kind; from ``cards_per_colour`` and ``locomotives`` when
     the sender predates ``deck``."""
     if rules.deck:
-        return _counts_from_pb(rules.deck, "RuleParameters.deck")
+        return counts_from_pb(rules.deck, "RuleParameters.deck")
     return (rules.cards_per_colour,) * NUM_COLOURS + (rules.locomotives,)
 
 
@@ -899,19 +694,95 @@ def static_bytes(ruleset: Ruleset) -> tuple[bytes, bytes]:
     return map_to_pb(ruleset).SerializeToString(), rules_to_pb(ruleset).SerializeToString()
 
 
-#: Domain tag of :func:`bot_seed`'s hash: no other hash of the seed in the project can collide
-#: with it.
-_BOT_SEED_TAG = b"ttr-arena/bot-seed/v1\0"
+# ---------------------------------------------------------------------------------------------
+# the bot's side of StartGame
 
 
-def bot_seed(seed: int, seat: int) -> int:
-    """``StartGameRequest.bot_seed`` of ``seat`` in the game dealt from ``seed``: the first 8
-    bytes of SHA-256 over a domain tag, the seed and the seat.
+def starts(request: bot_service_pb2.StartGameRequest) -> bool:
+    """Whether a StartGame is for a board game: it carries a map."""
+    return request.HasField("game_map")
 
-    The game seed orders every deck, so a bot that knew it would know every hand; this is
-    derived one way from it, so a bot learns nothing of the deal, and the seat is hashed in so
-    that no seat can compute another's. Still the same game seed gives every seat the same
-    bot seed again, and a game between bots that draw their randomness from it replays
-    exactly (``ttr play --seed``)."""
-    digest = hashlib.sha256(_BOT_SEED_TAG + f"{seed}/{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+
+_PB_TO_ROUTE_COLOUR: dict[int, int] = {
+    cards_pb2.ROUTE_COLOUR_GRAY: GRAY,
+    **{cards_pb2.RouteColour.Value(f"ROUTE_COLOUR_{n.upper()}"): c for c, n in enumerate(COLOURS)},
+}
+
+
+def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> Ruleset:
+    """The engine's :class:`Ruleset` for a StartGame: the packaged variant when its name and
+    version match and its map is the one sent, else one rebuilt from the message itself."""
+    name, _, version = request.variant.partition("@")
+    try:
+        packaged = load_ruleset(name)
+    except RulesetError:
+        packaged = None
+    if packaged is not None and packaged.version == version:
+        game_map, rules = static_bytes(packaged)
+        if (
+            request.game_map.SerializeToString() == game_map
+            and request.rules.SerializeToString() == rules
+        ) or (
+            # the same messages, serialized differently (another protobuf implementation)
+            game_map_pb2.GameMap.FromString(game_map) == request.game_map
+            and game_map_pb2.RuleParameters.FromString(rules) == request.rules
+        ):
+            return packaged
+    return ruleset_from_pb(name, version, request.game_map, request.rules)
+
+
+def ruleset_from_pb(
+    name: str, version: str, m: game_map_pb2.GameMap, r: game_map_pb2.RuleParameters
+) -> Ruleset:
+    cities = tuple(
+        City(
+            i,
+            c.name,
+            c.x if c.HasField("x") else None,
+            c.y if c.HasField("y") else None,
+            c.tourist_attraction,
+        )
+        for i, c in enumerate(m.cities)
+    )
+    routes = []
+    for i, pr in enumerate(m.routes):
+        if pr.index != i:
+            raise WireError(f"GameMap.routes[{i}] has index {pr.index}")
+        colour = _PB_TO_ROUTE_COLOUR.get(pr.colour)
+        if colour is None:
+            raise WireError(f"GameMap.routes[{i}]: RouteColour {pr.colour} unknown")
+        sibling = pr.double_sibling if pr.HasField("double_sibling") else None
+        group = None if sibling is None else min(i, sibling)
+        routes.append(
+            Route(i, pr.route_id, pr.city_a, pr.city_b, pr.length, colour, group, sibling)
+        )
+    game_map = GameMap(m.name, m.version, cities, tuple(routes), {c.name: c.index for c in cities})
+    tickets = tuple(
+        Ticket(i, t.ticket_id, t.city_a, t.city_b, t.points) for i, t in enumerate(m.tickets)
+    )
+    return Ruleset(
+        name=name,
+        version=version,
+        title=m.name,
+        description="",
+        game_map=game_map,
+        tickets=tickets,
+        min_players=r.min_seats,
+        max_players=r.max_seats,
+        deck=deck_from_pb(r),
+        trains=r.trains,
+        hand_size=r.hand_size,
+        face_up=r.face_up_slots,
+        setup_tickets_dealt=r.setup_tickets_dealt,
+        setup_tickets_keep_min=r.setup_tickets_keep_min,
+        cards_drawn=r.cards_drawn,
+        tickets_drawn=r.tickets_drawn,
+        tickets_keep_min=r.tickets_keep_min,
+        flush_locomotives=r.flush_locomotives,
+        trains_trigger=r.trains_trigger,
+        route_points=tuple(r.route_points),
+        bonuses=bonuses_from_pb(r),
+        attraction_points=r.attraction_points,
+        tie_breaks=tuple(r.tie_breaks),
+        both_tracks_min_players=r.both_tracks_min_seats,
+    )

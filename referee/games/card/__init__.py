@@ -11,8 +11,9 @@ No I/O, no clock, no global random state, no grpc, like the board games' engine
     print(outcome(state))
 
 Events: ``state.events`` (what the last transition did), ``project(event, seat)`` (what a seat
-may see of one). The ruleset is not in ``referee.games.board.available_variants()``: the platform
-registers it when the wire layer can carry the card game.
+may see of one). What it shares with the board games (cards, the draw and ticket actions,
+their events, phases, table parsing) comes from ``referee.games.common``; the registry knows it
+by its ``family.py``.
 """
 
 from referee.games.card.actions import (

@@ -1,8 +1,8 @@
-"""The Card Game's actions: the board games' draw and ticket actions plus two placements.
+"""The Card Game's actions: the shared draw and ticket actions plus two placements.
 
 Drawing a train card (blind or face up), drawing tickets, keeping tickets and passing mean the
-same in both families, so they are the board engine's values (referee/games/board/actions.py, the
-one place they are defined); only placing cards in a Railyard is new. Like a board-game payment,
+same in both families, so they are the shared values (referee/games/common/actions.py, the one
+place they are defined); only placing cards in a Railyard is new. Like a board-game payment,
 a placement is the smallest value that identifies it: identical cards are interchangeable.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.games.board.actions import (
+from referee.games.common.actions import (
     DRAW_BLIND,
     DRAW_TICKETS,
     PASS,

@@ -1,8 +1,9 @@
 """What happened in a Card Game transition, for records and for each seat's event stream.
 
 The events both families share (a face-up card taken or dealt, a blind draw, tickets drawn and
-kept, a pass, a reshuffle, the end) are the board engine's (referee/games/board/events.py) and are
-projected by its :func:`referee.games.board.events.project`; the Card Game's own events are below.
+kept, a pass, a reshuffle, the end) are defined once in referee/games/common/events.py and
+projected by its :func:`~referee.games.common.events.project`; the Card Game's own events are
+below.
 As there, every event is public except where a field says otherwise, and :func:`project`
 rebuilds hidden fields as ``None`` (an allow-list: nothing hidden is ever copied).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.games.board.events import (
+from referee.games.common.events import (
     BlindDrawn,
     DeckReshuffled,
     FaceUpDealt,
@@ -21,7 +22,7 @@ from referee.games.board.events import (
     TicketsDrawn,
     TicketsKept,
 )
-from referee.games.board.events import project as project_shared
+from referee.games.common.events import project as project_shared
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The Card Game's ruleset: every number and fact in one data file, loaded strictly.
 
-Like the board games' loader (referee/games/board/ruleset.py, whose strict table reader and
-``RulesetError`` this module uses), an unknown key, a missing key or a value out of range
+Like the board games' loader (both read through referee/games/common/tables.py's strict
+``Table`` and raise its ``RulesetError``), an unknown key, a missing key or a value out of range
 raises :class:`RulesetError` naming the key, so a typo fails at load time instead of silently
 playing a different game. The file is ``data/cardgame.toml``; PROVENANCE.md beside it says
 where its facts come from.
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypedDict
 
-from referee.games.board.ruleset import RulesetError, _Table
 from referee.games.common.cards import CARD_NAMES, COLOURS, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS
+from referee.games.common.tables import RulesetError, Table
 
 #: Card names as the card game's data spells them: its sources call the eighth colour
 #: ``purple``, the colour the board games call ``pink`` (shared/data/README.md). Same card
@@ -101,49 +101,110 @@ class CardRuleset:
 
 
 def parse_card_ruleset(data: object, where: str) -> CardRuleset:
-    """Build a :class:`CardRuleset` from the data file's TOML, checking every fact."""
-    top = _Table(data, where)
-    name = top.get_str("name")
-    version = top.get_str("version")
-    title = top.get_str("title")
+    """Build a :class:`CardRuleset` from the data file's TOML, checking every fact. One reader
+    per section of the file, in the file's order, so the first problem found is the first a
+    reader of the file meets."""
+    top = Table(data, where)
+    name, version, title = top.get_str("name"), top.get_str("version"), top.get_str("title")
     description = top.get_str("description")
     min_players = top.get_int("min_players", 2, 8)
     max_players = top.get_int("max_players", min_players, 8)
-
     deck_t = top.get_table("deck")
     deck = tuple(deck_t.get_int(kind, 0, 1000) for kind in SOURCE_CARD_NAMES)
     deck_t.done()
-
-    setup = top.get_table("setup")
-    starting_locomotives = setup.get_int("starting_locomotives", 0, 100)
-    hand_size = setup.get_int("hand_size", 0, 100)
-    face_up = setup.get_int("face_up", 1, 20)
-    dealt = setup.get_int("tickets_dealt", 1, 20)
-    dealt_keep = setup.get_int("tickets_keep_min", 0, dealt)
-    setup.done()
-
-    turn = top.get_table("turn")
-    # The two-decision draw is built into the engine, as in the board games.
-    cards_drawn = turn.get_int("cards_drawn", 2, 2)
-    suit_min = turn.get_int("suit_min", 1, 20)
-    mix_size = turn.get_int("mix_size", 2, NUM_COLOURS)
-    tickets_drawn = turn.get_int("tickets_drawn", 1, 20)
-    tickets_keep_min = turn.get_int("tickets_keep_min", 0, tickets_drawn)
-    turn.done()
-
+    setup = _setup_section(top.get_table("setup"))
+    turn = _turn_section(top.get_table("turn"))
     end = top.get_table("end")
     second_min = end.get_int("second_deck_min_players", 2, 9)
     second_deal = end.get_int("second_deck_deal", 0, 100)
     end.done()
-
     options = top.get_table("options")
     owners_see_stack = options.get_bool("owners_see_stack", False)
     options.done()
+    big_cities, tie_breaks = _scoring_section(top.get_table("scoring"), where)
+    tickets_t = top.get_table("tickets")
+    raw_tickets = tickets_t.get_list("cards")
+    tickets_t.done()
+    top.done()
+    tickets = _tickets(raw_tickets, big_cities, where)
 
-    scoring = top.get_table("scoring")
+    locomotives, hand = setup["starting_locomotives"], setup["hand_size"]
+    if deck[LOCOMOTIVE] < locomotives * max_players:
+        raise RulesetError(f"{where}: too few Locomotives to give each player its starting ones")
+    if sum(deck) < (locomotives + hand) * max_players + setup["face_up"]:
+        raise RulesetError(f"{where}: the deck cannot deal every hand and the face-up row")
+    dealt = setup["setup_tickets_dealt"]
+    if dealt * max_players > len(tickets):
+        raise RulesetError(f"{where}: {len(tickets)} tickets cannot deal {dealt} to each")
+    if len(deck) != NUM_CARD_KINDS:  # pragma: no cover - guarded by SOURCE_CARD_NAMES
+        raise RulesetError(f"{where}.deck: expected {NUM_CARD_KINDS} card kinds")
+    return CardRuleset(
+        name=name,
+        version=version,
+        title=title,
+        description=description,
+        min_players=min_players,
+        max_players=max_players,
+        deck=deck,
+        **setup,
+        **turn,
+        second_deck_min_players=second_min,
+        second_deck_deal=second_deal,
+        owners_see_stack=owners_see_stack,
+        big_cities=big_cities,
+        tie_breaks=tie_breaks,
+        tickets=tickets,
+    )
+
+
+class _Setup(TypedDict):
+    starting_locomotives: int
+    hand_size: int
+    face_up: int
+    setup_tickets_dealt: int
+    setup_tickets_keep_min: int
+
+
+class _Turn(TypedDict):
+    cards_drawn: int
+    suit_min: int
+    mix_size: int
+    tickets_drawn: int
+    tickets_keep_min: int
+
+
+def _setup_section(setup: Table) -> _Setup:
+    """``[setup]``: the starting Locomotives, hand and row, the tickets dealt and kept."""
+    section = _Setup(
+        starting_locomotives=setup.get_int("starting_locomotives", 0, 100),
+        hand_size=setup.get_int("hand_size", 0, 100),
+        face_up=setup.get_int("face_up", 1, 20),
+        setup_tickets_dealt=(dealt := setup.get_int("tickets_dealt", 1, 20)),
+        setup_tickets_keep_min=setup.get_int("tickets_keep_min", 0, dealt),
+    )
+    setup.done()
+    return section
+
+
+def _turn_section(turn: Table) -> _Turn:
+    """``[turn]``: the draw (its two decisions are built into the engine, as in the board
+    games), the placements and the ticket draw."""
+    section = _Turn(
+        cards_drawn=turn.get_int("cards_drawn", 2, 2),
+        suit_min=turn.get_int("suit_min", 1, 20),
+        mix_size=turn.get_int("mix_size", 2, NUM_COLOURS),
+        tickets_drawn=(drawn := turn.get_int("tickets_drawn", 1, 20)),
+        tickets_keep_min=turn.get_int("tickets_keep_min", 0, drawn),
+    )
+    turn.done()
+    return section
+
+
+def _scoring_section(scoring: Table, where: str) -> tuple[tuple[BigCity, ...], tuple[str, ...]]:
+    """``[scoring]``: the Big Cities with their bonuses, and the tie-breaks."""
     big_cities: list[BigCity] = []
     for i, raw in enumerate(scoring.get_list("big_cities")):
-        t = _Table(raw, f"{where}.scoring.big_cities[{i}]")
+        t = Table(raw, f"{where}.scoring.big_cities[{i}]")
         city = BigCity(i, t.get_str("city"), t.get_int("points", 1, 1000))
         t.done()
         if any(b.name == city.name for b in big_cities):
@@ -156,16 +217,18 @@ def parse_card_ruleset(data: object, where: str) -> CardRuleset:
             f"{where}.scoring.tie_breaks: expected distinct values of {sorted(TIE_BREAKS)}, "
             f"got {tie_breaks!r}"
         )
+    return tuple(big_cities), tuple(tie_breaks)
 
-    tickets_t = top.get_table("tickets")
-    raw_tickets = tickets_t.get_list("cards")
-    tickets_t.done()
-    top.done()
 
+def _tickets(
+    raw_tickets: list[Any], big_cities: tuple[BigCity, ...], where: str
+) -> tuple[CardTicket, ...]:
+    """``[tickets]``: each ticket's cities, points and circles per colour, and the Big Cities
+    it names."""
     city_of = {b.name: b.index for b in big_cities}
     tickets: list[CardTicket] = []
     for i, raw in enumerate(raw_tickets):
-        t = _Table(raw, f"{where}.tickets.cards[{i}]")
+        t = Table(raw, f"{where}.tickets.cards[{i}]")
         a, b = t.get_str("a"), t.get_str("b")
         points = t.get_int("points", 1, 1000)
         need_t = t.get_table("requires")
@@ -181,46 +244,19 @@ def parse_card_ruleset(data: object, where: str) -> CardRuleset:
             raise RulesetError(f"{where}.tickets.cards[{i}]: requires no card")
         touched = tuple(sorted({city_of[c] for c in (a, b) if c in city_of}))
         tickets.append(CardTicket(i, a, b, points, requires, touched))
+    return tuple(tickets)
 
-    if deck[LOCOMOTIVE] < starting_locomotives * max_players:
-        raise RulesetError(f"{where}: too few Locomotives to give each player its starting ones")
-    if sum(deck) < (starting_locomotives + hand_size) * max_players + face_up:
-        raise RulesetError(f"{where}: the deck cannot deal every hand and the face-up row")
-    if dealt * max_players > len(tickets):
-        raise RulesetError(f"{where}: {len(tickets)} tickets cannot deal {dealt} to each")
-    if len(deck) != NUM_CARD_KINDS:  # pragma: no cover - guarded by SOURCE_CARD_NAMES
-        raise RulesetError(f"{where}.deck: expected {NUM_CARD_KINDS} card kinds")
-    return CardRuleset(
-        name=name,
-        version=version,
-        title=title,
-        description=description,
-        min_players=min_players,
-        max_players=max_players,
-        deck=deck,
-        starting_locomotives=starting_locomotives,
-        hand_size=hand_size,
-        face_up=face_up,
-        setup_tickets_dealt=dealt,
-        setup_tickets_keep_min=dealt_keep,
-        cards_drawn=cards_drawn,
-        suit_min=suit_min,
-        mix_size=mix_size,
-        tickets_drawn=tickets_drawn,
-        tickets_keep_min=tickets_keep_min,
-        second_deck_min_players=second_min,
-        second_deck_deal=second_deal,
-        owners_see_stack=owners_see_stack,
-        big_cities=tuple(big_cities),
-        tie_breaks=tuple(tie_breaks),
-        tickets=tuple(tickets),
-    )
+
+def available_card_variants() -> tuple[str, ...]:
+    """The packaged card-game variants, by name (one file each in data/)."""
+    names = (p.name.removesuffix(".toml") for p in _DATA.iterdir() if p.name.endswith(".toml"))
+    return tuple(sorted(names))
 
 
 @cache
 def load_card_ruleset(name: str = "cardgame") -> CardRuleset:
     """The packaged Card Game ruleset (cached: rulesets are immutable). Not in
-    ``referee.games.board.available_variants()``: the board engine cannot play it."""
+    the board games' ``available_variants()``: the board engine cannot play it."""
     path = _DATA / f"{name}.toml"
     if not path.is_file():
         raise RulesetError(f"no card game ruleset named {name!r} (referee/games/card/data/)")

@@ -4,7 +4,7 @@
 many of their Destination Tickets as possible ... Each card can only be used to complete 1
 Destination Ticket. Locomotives can replace any color." The engine makes that choice for the
 players, and makes it optimally: :func:`best_completion` finds the set of tickets that scores
-the most for the seat (tests/test_cardgame_engine.py proves it against a brute force over
+the most for the seat (tests/games/test_cardgame_engine.py proves it against a brute force over
 every assignment of cards to tickets). Final scoring: 000:243-249, 000:216-228.
 """
 

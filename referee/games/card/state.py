@@ -3,7 +3,7 @@
 Nothing bot-facing may read it directly: bots see ``view(state, seat)`` only. Built for speed
 like the board games' state: hands, Railyards and On-the-Track stacks are per-card-kind count
 tuples (identical cards are interchangeable, so counts are the whole truth), and a transition
-copies only what changed. The phases are the board games' (referee/games/board/state.py): the same
+copies only what changed. The phases are shared (referee/games/common/phase.py): the same
 four decisions (starting tickets, a turn's action, the second card, the ticket choice).
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from referee.games.board.state import EMPTY, Phase
 from referee.games.card.events import CardEvent
 from referee.games.card.ruleset import CardRuleset
 from referee.games.common.cards import LOCOMOTIVE
+from referee.games.common.phase import EMPTY, Phase
 
 __all__ = ["EMPTY", "CardGameState", "Phase"]
 

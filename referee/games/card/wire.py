@@ -5,15 +5,16 @@ shapes. Both families share one contract (proto/README.md): the card game sends 
 ``SeatView``, ``Event``, ``Action`` and ``Outcome`` messages as the board games, fills the fields
 whose meaning is the same in both, and carries its own facts in card-game parts
 (``SeatView.card_game``, ``SeatScore.card_game``, ``StartGameRequest.card_game``, the actions
-``place_suit`` and ``place_mix``, the events 12-21). The shared pieces (the five shared actions and
-eight shared events, card and phase names, card counts) are converted by
-:mod:`referee.games.board.wire` itself, so the two families spell them the same way byte for byte.
+``place_suit`` and ``place_mix``, the events 12-21). The shared pieces (the five shared actions
+and eight shared events, card and phase names, card counts) are converted by
+:mod:`referee.games.common.codec`, as the board games' are, so the two families spell them the
+same way byte for byte.
 
 Errors, as in :mod:`referee.games.board.wire`: an action message that describes no card-game action
 raises :class:`~referee.games.common.errors.MalformedActionError` with a rule id naming what is
 wrong (the engine then judges a well-formed action); any other message that cannot be read back
 (views, events, outcomes, the setup; the SDK's direction) raises
-:class:`~referee.games.board.wire.WireError`. Like the engine, this module imports the generated
+:class:`~referee.games.common.codec.WireError`. Like the engine, this module imports the generated
 message classes only, never grpc.
 """
 
@@ -23,34 +24,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import assert_never, overload
 
-from referee.games.board import wire
-from referee.games.board.actions import ClaimRoute
-from referee.games.board.events import (
-    BlindDrawn,
-    DeckReshuffled,
-    FaceUpDealt,
-    FaceUpTaken,
-    GameEnded,
-    Passed,
-    TicketsDrawn,
-    TicketsKept,
-)
-
-# The shared vocabulary, spelled exactly as the board games spell it.
-from referee.games.board.wire import (
-    _PB_TO_CARD,
-    _PB_TO_PHASE,
-    _PHASE_TO_PB,
-    WireError,
-    _counts_from_pb,
-    _counts_to_pb,
-    _end_reason_from_pb,
-    _end_reason_to_pb,
-    _entry_bytes,
-    _slot_from_pb,
-    _slot_to_pb,
-    card_to_pb,
-)
 from referee.games.card.actions import CardAction, PlaceMix, PlaceSuit
 from referee.games.card.engine import IDLE_ROUNDS
 from referee.games.card.events import (
@@ -66,12 +39,50 @@ from referee.games.card.events import (
     TicketsRevealed,
     TrainRobbed,
 )
-from referee.games.card.ruleset import BigCity, CardRuleset, CardTicket
+from referee.games.card.ruleset import (
+    BigCity,
+    CardRuleset,
+    CardTicket,
+    available_card_variants,
+    load_card_ruleset,
+)
 from referee.games.card.scoring import CardOutcome, CardSeatScore
 from referee.games.card.view import CardPlayerPublic, CardSeatView
+from referee.games.common import family
 from referee.games.common.cards import NUM_COLOURS
+
+# The shared vocabulary, spelled exactly as the board games spell it (common/codec.py).
+from referee.games.common.codec import (
+    PB_TO_CARD,
+    PB_TO_PHASE,
+    PHASE_TO_PB,
+    WireError,
+    card_to_pb,
+    counts_from_pb,
+    counts_to_pb,
+    end_reason_from_pb,
+    end_reason_to_pb,
+    entry_bytes,
+    shared_action_from_pb,
+    shared_action_to_pb,
+    shared_event_from_pb,
+    shared_event_to_pb,
+    slot_from_pb,
+    slot_to_pb,
+)
 from referee.games.common.errors import MalformedActionError
+from referee.games.common.events import (
+    BlindDrawn,
+    DeckReshuffled,
+    FaceUpDealt,
+    FaceUpTaken,
+    GameEnded,
+    Passed,
+    TicketsDrawn,
+    TicketsKept,
+)
 from referee.games.common.memo import memoized, per_object
+from referee.games.common.tables import RulesetError
 from ttr.v1 import (
     actions_pb2,
     bot_service_pb2,
@@ -98,13 +109,15 @@ __all__ = [
     "outcome_from_pb",
     "outcome_to_pb",
     "ruleset_from_setup",
+    "ruleset_from_start",
     "setup_to_pb",
+    "starts",
     "static_bytes",
     "view_from_pb",
     "view_to_pb",
 ]
 
-#: The Action members both families use: read and written by :mod:`referee.games.board.wire`.
+#: The Action members both families use: read and written by :mod:`referee.games.common.codec`.
 _SHARED_ACTIONS = frozenset(
     {"draw_blind", "draw_face_up", "draw_tickets", "keep_tickets", "pass_turn"}
 )
@@ -119,7 +132,7 @@ def _colour_name(colour: int) -> str:
 
 def _colour_from_pb(colour: int, what: str) -> int:
     """One of the eight colours (never the Locomotive); :class:`WireError` otherwise."""
-    card = _PB_TO_CARD.get(cards_pb2.CardColour.ValueType(colour))
+    card = PB_TO_CARD.get(cards_pb2.CardColour.ValueType(colour))
     if card is None or card >= NUM_COLOURS:
         raise WireError(f"{what}: {_colour_name(colour)} is not one of the eight colours")
     return card
@@ -129,7 +142,7 @@ def _cards_from_pb(colours: Iterable[int], what: str) -> tuple[int, ...]:
     """Card kinds, one per card, in the order sent."""
     out = []
     for colour in colours:
-        card = _PB_TO_CARD.get(cards_pb2.CardColour.ValueType(colour))
+        card = PB_TO_CARD.get(cards_pb2.CardColour.ValueType(colour))
         if card is None:
             raise WireError(f"{what}: {_colour_name(colour)} is not a card")
         out.append(card)
@@ -159,7 +172,7 @@ def action_to_pb(action: CardAction) -> actions_pb2.Action:
                 place_mix=actions_pb2.PlaceMix(colours=[card_to_pb(c) for c in colours])
             )
         case _:
-            return wire.action_to_pb(action)
+            return shared_action_to_pb(action)
 
 
 def action_from_pb(msg: actions_pb2.Action) -> CardAction:
@@ -175,12 +188,10 @@ def action_from_pb(msg: actions_pb2.Action) -> CardAction:
     kind = msg.WhichOneof("kind")
     match kind:
         case "draw_blind" | "draw_face_up" | "draw_tickets" | "keep_tickets" | "pass_turn":
-            shared = wire.action_from_pb(msg)
-            assert not isinstance(shared, ClaimRoute)
-            return shared
+            return shared_action_from_pb(msg)
         case "place_suit":
             suit = msg.place_suit
-            colour = _PB_TO_CARD.get(suit.colour)
+            colour = PB_TO_CARD.get(suit.colour)
             if colour is None:
                 raise MalformedActionError(
                     "action.colour",
@@ -191,7 +202,7 @@ def action_from_pb(msg: actions_pb2.Action) -> CardAction:
         case "place_mix":
             colours = []
             for c in msg.place_mix.colours:
-                card = _PB_TO_CARD.get(c)
+                card = PB_TO_CARD.get(c)
                 if card is None:
                     raise MalformedActionError(
                         "action.colour",
@@ -225,7 +236,7 @@ def legal_actions_to_pb(actions: Iterable[CardAction]) -> list[actions_pb2.Actio
 
 
 _legal_action_bytes: Callable[[CardAction], bytes] = memoized(
-    lambda a: _entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
+    lambda a: entry_bytes(bot_service_pb2.ActRequest, "legal_actions", action_to_pb(a))
 )
 
 #: serialized Action -> the card-game action; a malformed one raises each time
@@ -244,7 +255,7 @@ def legal_actions_from_pb(msgs: Iterable[actions_pb2.Action]) -> tuple[CardActio
 actions_from_pb = legal_actions_from_pb
 
 
-class LegalActions(Sequence[CardAction]):
+class LegalActions(family.LegalActions[CardAction]):
     """The legal actions of a request, each read from its message when first used: what the
     SDK hands to ``Bot.choose`` (as :class:`referee.games.board.wire.LegalActions` in a board
     game). An action this version cannot read (a member added by a later version) raises
@@ -320,7 +331,7 @@ def _card_player_to_pb(p: CardPlayerPublic) -> view_pb2.CardGamePlayer:
 
 #: a seat's public part changes only when it acts: kept as wire bytes
 _card_player_bytes: Callable[[CardPlayerPublic], bytes] = memoized(
-    lambda p: _entry_bytes(view_pb2.CardGameView, "players", _card_player_to_pb(p))
+    lambda p: entry_bytes(view_pb2.CardGameView, "players", _card_player_to_pb(p))
 )
 
 
@@ -331,13 +342,13 @@ def view_to_pb(view: CardSeatView) -> view_pb2.SeatView:
         variant=view.variant,
         num_seats=view.num_seats,
         seat=view.seat,
-        phase=_PHASE_TO_PB[view.phase],
+        phase=PHASE_TO_PB[view.phase],
         turn=view.turn,
-        face_up=[_slot_to_pb(c) for c in view.face_up],
+        face_up=[slot_to_pb(c) for c in view.face_up],
         deck_size=view.deck_size,
-        discards=_counts_to_pb(view.discards),
+        discards=counts_to_pb(view.discards),
         ticket_deck_size=view.ticket_deck_size,
-        end_reason=_end_reason_to_pb(view.end_reason),
+        end_reason=end_reason_to_pb(view.end_reason),
         players=[
             view_pb2.PlayerPublic(
                 seat=p.seat,
@@ -347,14 +358,14 @@ def view_to_pb(view: CardSeatView) -> view_pb2.SeatView:
             )
             for p in view.players
         ],
-        hand=_counts_to_pb(view.hand),
+        hand=counts_to_pb(view.hand),
         tickets=view.tickets,
         offered=view.offered,
         card_game=view_pb2.CardGameView(
             deck_number=view.deck_number,
             stack=None
             if view.stack is None
-            else cards_pb2.CardCounts(counts=_counts_to_pb(view.stack)),
+            else cards_pb2.CardCounts(counts=counts_to_pb(view.stack)),
         ),
     )
     if view.to_act >= 0:
@@ -387,7 +398,7 @@ def view_from_pb(msg: view_pb2.SeatView) -> CardSeatView:
     if not msg.HasField("card_game"):
         raise WireError("SeatView has no card_game part: it is not a card-game view")
     try:
-        phase = _PB_TO_PHASE[msg.phase]
+        phase = PB_TO_PHASE[msg.phase]
     except KeyError:
         raise WireError(f"SeatView.phase {msg.phase} is not a phase this version knows") from None
     card = msg.card_game
@@ -423,18 +434,18 @@ def view_from_pb(msg: view_pb2.SeatView) -> CardSeatView:
         phase=phase,
         turn=msg.turn,
         deck_number=card.deck_number,
-        face_up=tuple(_slot_from_pb(c) for c in msg.face_up),
+        face_up=tuple(slot_from_pb(c) for c in msg.face_up),
         deck_size=msg.deck_size,
-        discards=_counts_from_pb(msg.discards, "SeatView.discards"),
+        discards=counts_from_pb(msg.discards, "SeatView.discards"),
         ticket_deck_size=msg.ticket_deck_size,
         last_round=msg.last_round_turns_left if msg.HasField("last_round_turns_left") else -1,
-        end_reason=_end_reason_from_pb(msg.end_reason),
+        end_reason=end_reason_from_pb(msg.end_reason),
         players=tuple(players),
-        hand=_counts_from_pb(msg.hand, "SeatView.hand"),
+        hand=counts_from_pb(msg.hand, "SeatView.hand"),
         tickets=tuple(msg.tickets),
         offered=tuple(msg.offered),
         stack=(
-            _counts_from_pb(card.stack.counts, "SeatView.card_game.stack")
+            counts_from_pb(card.stack.counts, "SeatView.card_game.stack")
             if card.HasField("stack")
             else None
         ),
@@ -459,7 +470,7 @@ def event_to_pb(event: CardEvent) -> events_pb2.Event:
             | Passed()
             | GameEnded()
         ):
-            return wire.event_to_pb(event)
+            return shared_event_to_pb(event)
         case MovedOnTrack(seat=seat, count=count, cards=cards, shown_to_owner=shown):
             return events_pb2.Event(
                 moved_on_track=events_pb2.MovedOnTrack(
@@ -498,7 +509,7 @@ def event_to_pb(event: CardEvent) -> events_pb2.Event:
                 stack_scored=events_pb2.StackScored(
                     seat=seat,
                     deck=deck,
-                    stack=_counts_to_pb(stack),
+                    stack=counts_to_pb(stack),
                     completed=completed,
                     points=points,
                 )
@@ -527,7 +538,7 @@ def events_to_pb(events: Iterable[CardEvent]) -> list[events_pb2.Event]:
 
 
 _event_bytes: Callable[[CardEvent], bytes] = memoized(
-    lambda e: _entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
+    lambda e: entry_bytes(bot_service_pb2.ActRequest, "events", event_to_pb(e))
 )
 
 
@@ -548,19 +559,7 @@ def event_from_pb(msg: events_pb2.Event) -> CardEvent:
             | "passed"
             | "game_ended"
         ):
-            shared = wire.event_from_pb(msg)
-            assert isinstance(
-                shared,
-                FaceUpTaken
-                | BlindDrawn
-                | FaceUpDealt
-                | DeckReshuffled
-                | TicketsDrawn
-                | TicketsKept
-                | Passed
-                | GameEnded,
-            )
-            return shared
+            return shared_event_from_pb(msg)
         case "moved_on_track":
             e12 = msg.moved_on_track
             cards = (
@@ -593,7 +592,7 @@ def event_from_pb(msg: events_pb2.Event) -> CardEvent:
             return StackScored(
                 e18.seat,
                 e18.deck,
-                _counts_from_pb(e18.stack, "StackScored.stack"),
+                counts_from_pb(e18.stack, "StackScored.stack"),
                 tuple(e18.completed),
                 e18.points,
             )
@@ -670,7 +669,7 @@ def outcome_to_pb(outcome: CardOutcome) -> scoring_pb2.Outcome:
     """Scores with their per-seat breakdown; every seat's tickets are revealed."""
     return scoring_pb2.Outcome(
         complete=outcome.final,
-        end_reason=_end_reason_to_pb(outcome.end_reason),
+        end_reason=end_reason_to_pb(outcome.end_reason),
         seats=[
             scoring_pb2.SeatScore(
                 seat=s.seat,
@@ -712,7 +711,7 @@ def outcome_from_pb(msg: scoring_pb2.Outcome) -> CardOutcome:
                 rank=s.rank,
             )
         )
-    return CardOutcome(msg.complete, _end_reason_from_pb(msg.end_reason), tuple(seats))
+    return CardOutcome(msg.complete, end_reason_from_pb(msg.end_reason), tuple(seats))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -749,7 +748,7 @@ def setup_to_pb(ruleset: CardRuleset) -> game_map_pb2.CardGameSetup:
         rules=game_map_pb2.CardRuleParameters(
             min_seats=ruleset.min_players,
             max_seats=ruleset.max_players,
-            deck=_counts_to_pb(ruleset.deck),
+            deck=counts_to_pb(ruleset.deck),
             starting_locomotives=ruleset.starting_locomotives,
             hand_size=ruleset.hand_size,
             face_up_slots=ruleset.face_up,
@@ -821,7 +820,7 @@ def ruleset_from_setup(msg: game_map_pb2.CardGameSetup) -> CardRuleset:
         description=msg.description,
         min_players=r.min_seats,
         max_players=r.max_seats,
-        deck=_counts_from_pb(r.deck, "CardRuleParameters.deck"),
+        deck=counts_from_pb(r.deck, "CardRuleParameters.deck"),
         starting_locomotives=r.starting_locomotives,
         hand_size=r.hand_size,
         face_up=r.face_up_slots,
@@ -839,3 +838,43 @@ def ruleset_from_setup(msg: game_map_pb2.CardGameSetup) -> CardRuleset:
         tie_breaks=tuple(r.tie_breaks),
         tickets=tuple(tickets),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# the bot's side of StartGame
+
+
+#: The variant name of the card game (``cardgame@1``).
+def starts(request: bot_service_pb2.StartGameRequest) -> bool:
+    """Whether a StartGame is for Ticket to Ride: The Card Game: it carries the card-game
+    setup, or its variant is ``cardgame@...``."""
+    name = request.variant.partition("@")[0]
+    return request.HasField("card_game") or name in available_card_variants()
+
+
+def ruleset_from_start(request: bot_service_pb2.StartGameRequest) -> CardRuleset:
+    """The card engine's :class:`CardRuleset` for a card-game StartGame: the packaged one when
+    its name and version match and the setup sent is its own, else one rebuilt from the setup
+    itself. Without a setup, the packaged ruleset of the variant's name and version."""
+    name, _, version = request.variant.partition("@")
+    try:
+        packaged: CardRuleset | None = load_card_ruleset(name)
+    except RulesetError:
+        packaged = None
+    if packaged is not None and packaged.version != version:
+        packaged = None
+    if not request.HasField("card_game"):
+        if packaged is None:
+            raise WireError(
+                f"StartGame for {request.variant!r} has no card_game setup and this SDK has "
+                "no packaged ruleset of that name and version"
+            )
+        return packaged
+    if packaged is not None:
+        setup = static_bytes(packaged)
+        if request.card_game.SerializeToString() == setup or (
+            # the same message, serialized differently (another protobuf implementation)
+            game_map_pb2.CardGameSetup.FromString(setup) == request.card_game
+        ):
+            return packaged
+    return ruleset_from_setup(request.card_game)

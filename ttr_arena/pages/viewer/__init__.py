@@ -10,7 +10,7 @@ the real contents of the face-down On-the-Track stacks), or one seat: that seat'
 step *is* ``family.view(state, seat)`` serialised with ``dataclasses.asdict`` (the function
 that builds the bot's requests), its events are ``family.project(event, seat)`` in words, and
 only its own faults are listed. Nothing in a seat's frames comes from the state itself, so the
-viewer cannot show a seat more than it was told (tests/test_viewer.py changes the other seats'
+viewer cannot show a seat more than it was told (tests/pages/test_viewer.py changes the other seats'
 secrets and checks that the film does not change). With ``seat=N`` the file holds *only* seat
 N's perspective, and no seed: a bot author can share it without giving anyone's hand away.
 
@@ -34,10 +34,10 @@ from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
-from referee.games.registry import Family
+from referee.games.registry import AnyFamily
 from referee.replay import Diverged, load_record, replay, start, verify
 from ttr_arena.pages import show
-from ttr_arena.pages.show import DESCRIBERS, ShowError, default_line, fault_line
+from ttr_arena.pages.show import ShowError, default_line, fault_line
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
 __all__ = ["FILM_FORMAT", "OWN_FIELDS", "build_film", "frames", "render_html"]
@@ -238,7 +238,7 @@ def _board(ruleset: Any, describe: Any) -> dict[str, Json]:
     }
 
 
-def _outcome(family: Family, ruleset: Any, state: Any, names: Sequence[str]) -> dict[str, Json]:
+def _outcome(family: AnyFamily, ruleset: Any, state: Any, names: Sequence[str]) -> dict[str, Json]:
     """The final score table as ``ttr play`` and ``ttr replay show`` print it: the family's
     columns (they add up to the total), best rank first."""
     result = family.outcome(state)
@@ -275,7 +275,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         raise ShowError(f"--seat {seat}: the game has seats 0-{seats - 1}")
     eyes = list(range(seats)) if seat is None else [seat]
     names, table_names = show.seat_names(data, seats)
-    describe = DESCRIBERS[family.name](ruleset, names)
+    describe = family.describer(ruleset, names)
     lines = _Lines()
     card_game = family.name == "card"
 

@@ -1,0 +1,497 @@
+"""What one worker does: keep bots alive, play a game task, validate a bot.
+
+Why a module of its own. A tournament has two halves: the driver (leaderboard/runner.py:
+the schedule, ``--resume``, the store, the crew of workers, the progress events) and the
+workers that play its tasks. Workers come in two kinds, local processes (the runner's, started
+with ``spawn``, which import :func:`worker_main` from here) and Ray actors
+(leaderboard/cluster.py), and both play with the same :class:`BotPool` and :func:`run_task`.
+This module is that shared half, public for both; it imports neither the runner nor the
+cluster (imports point down: worker <- runner <- cluster), so a worker loads no driver code.
+
+Bots. A worker keeps one process per bot alive across its games (ARCHITECTURE.md: bots are
+started once per worker, not once per game) and restarts a bot that died; a bot that cannot
+be restarted plays its seats by the safe default (``SeatBot.down``), so a broken bot costs its
+own games and never stalls the run. A local worker watches its parent: if it dies (SIGKILL),
+the worker drops the game it is in, stops its bots and exits (:class:`_ParentWatch`).
+
+Logs. Each bot's stdout and stderr in each game go to a file of their own,
+``<records>/logs/<game id>/seat<N>-<bot>.log`` (capped per game by ``--log-kb``; what a bot
+wrote as it started opens its first game's file), and each seat's result keeps its path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import os
+import queue
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from leaderboard import schedule as schedule_mod
+from leaderboard.store import FaultRow, GameResult, SeatResult
+from referee.games.registry import AnyRuleset, family_of, load
+from referee.hosting.build import BUILD_FILES
+from referee.hosting.config import LaunchError
+from referee.hosting.launcher import LaunchedBot
+from referee.hosting.sandbox import SandboxConfig
+from referee.match import Clock, Match, MatchResult, SeatBot
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
+VALIDATION_BOT = ROOT / "sample_bots" / "random"
+#: folders and files that are not part of a bot's identity (caches, installed dependencies)
+_HASH_SKIP_DIRS = frozenset(
+    {"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+)
+POLL_S = 0.5  #: how often a waiting worker checks that its parent is alive
+
+
+def bot_content_hash(folder: str | Path) -> str:
+    """SHA-256 over the bot folder's files (relative paths and bytes, in sorted order),
+    skipping caches and installed dependencies. A bot whose files change is a new bot: its
+    games and rating are kept apart from the old one's, and a resumed tournament refuses it."""
+    digest = hashlib.sha256()
+    for rel, path in bot_files(folder):
+        digest.update(rel.encode() + b"\0")
+        with contextlib.suppress(OSError):  # a file vanishing mid-walk: hash what is there
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def bot_files(folder: str | Path) -> list[tuple[str, Path]]:
+    """The files that make a bot (relative path, path), sorted: what its content hash covers
+    and what a cluster ships to its nodes (leaderboard/cluster.py)."""
+    root = Path(folder)
+    files: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _HASH_SKIP_DIRS)
+        for name in filenames:
+            # the build's own stamp, log and lock change on every rebuild of the same sources
+            if name.endswith(".pyc") or (Path(dirpath) == root and name in BUILD_FILES):
+                continue
+            path = Path(dirpath) / name
+            files.append((path.relative_to(root).as_posix(), path))
+    return sorted(files)
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot entered in a tournament."""
+
+    bot_id: int
+    path: str  #: its folder, absolute
+    name: str
+    version: str
+    content_hash: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a worker needs; picklable (workers are spawned, not forked)."""
+
+    variant: str  #: a variant name for referee.games.registry.load
+    players: int
+    move_ms: int
+    bank_ms: int
+    startup_s: float
+    records: str | None  #: folder for game records, None for none
+    validation_bot: str = str(VALIDATION_BOT)
+    #: how bots are confined; not part of the stored tournament (a resumed run sets it anew)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks and answers between the parent and the workers
+
+
+@dataclass(frozen=True, slots=True)
+class Validate:
+    key: str  #: the entrant's path
+    entrant: Entrant
+    seed: int  #: secret (``schedule.secret_seed``); never stored
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    key: str  #: the game id
+    tournament_id: int
+    game: schedule_mod.ScheduledGame
+    seats: tuple[Entrant, ...]
+
+
+Task = Validate | Play
+
+
+@dataclass(frozen=True, slots=True)
+class Validation:
+    entrant: Entrant
+    ok: bool
+    reason: str  #: why it was left out ('' when ok)
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A task that raised in the worker: an internal error, reported with its traceback."""
+
+    key: str
+    error: str
+
+
+Answer = Validation | GameResult | Failed
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker
+
+
+class BotPool:
+    """The bot processes of one worker, kept alive across games, restarted when found dead.
+
+    Sandboxed, a bot is also restarted before a deal it has already played: the schedule
+    deals each combination's games alike in every rotation of the seats (duplicate style), so
+    a bot that remembered a deal would know the starting hand and tickets of a seat an
+    opponent now holds, and the deck order it saw. A fresh process (and a fresh /tmp) has
+    nothing to remember with.
+
+    Those restarts would cost a bot start-up (some 0.2 s) per seat and game, so a sandboxed
+    pool keeps one spare process per bot, started in the background while games run, and a
+    restart takes the spare (bench/tournament.py measures the difference)."""
+
+    def __init__(self, startup_s: float, sandbox: SandboxConfig) -> None:
+        self.startup_s = startup_s
+        self.sandbox = sandbox
+        self.bots: dict[tuple[str, int], LaunchedBot] = {}
+        self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
+        self.spares: dict[tuple[str, int], LaunchedBot] = {}  #: spawned, not yet serving
+        self.stopping: list[threading.Thread] = []  #: replaced bots being stopped
+        #: why a bot last failed to start, whole (with the end of its stderr): ``SeatBot.down``
+        #: keeps one line for the fault record, a left-out bot's reason shows all of it
+        self.start_errors: dict[tuple[str, int], str] = {}
+
+    def seat(
+        self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
+    ) -> SeatBot:
+        """A running bot for ``path`` (``copy`` tells copies of one bot apart) that has not
+        seen ``deal`` before (sandboxed), or a ``down`` seat naming why it could not be
+        started."""
+        key = (path, copy)
+        bot = self.bots.get(key)
+        seen = self.deals.setdefault(key, set())
+        repeat = (
+            deal is not None
+            and deal in seen
+            and self.sandbox.enabled
+            and self.sandbox.fresh_per_deal
+        )
+        if deal is not None:
+            seen.add(deal)
+        if (
+            bot is not None
+            and bot.process is not None
+            and bot.process.poll() is None
+            and not repeat
+        ):
+            return SeatBot(name, version, bot.address)
+        if bot is not None:
+            # It died (crashed in its last game, or was killed), or it would remember this
+            # deal: start it afresh. The old one is stopped in the background (close() waits).
+            stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)
+            stopping.start()
+            self.stopping = [t for t in self.stopping if t.is_alive()]
+            self.stopping.append(stopping)
+        self.deals[key] = set() if deal is None else {deal}
+        bot = self._take_spare(key)
+        if bot is None:
+            bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
+            try:
+                bot.start()
+            except LaunchError as e:
+                self.bots[key] = bot
+                self.start_errors[key] = str(e)
+                return SeatBot(name, version, "", down=str(e).splitlines()[0])
+        self.bots[key] = bot
+        if self.sandbox.enabled and self.sandbox.fresh_per_deal:
+            self._start_spare(key, path)
+        return SeatBot(name, version, bot.address)
+
+    def _start_spare(self, key: tuple[str, int], path: str) -> None:
+        """Spawn a spare for ``key`` now, on this thread (see ``LaunchedBot.spawn``); it gets
+        ready while the game plays."""
+        if key in self.spares:
+            return
+        spare = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
+        try:
+            spare.spawn()
+        except LaunchError:
+            return  # the synchronous start, when one is needed, reports the error
+        self.spares[key] = spare
+
+    def _take_spare(self, key: tuple[str, int]) -> LaunchedBot | None:
+        """The spare for ``key`` once it serves, or ``None`` if there is none or it failed
+        (it is then stopped, and a synchronous start reports why)."""
+        spare = self.spares.pop(key, None)
+        if spare is None:
+            return None
+        try:
+            spare.wait_ready()
+        except LaunchError:
+            return None
+        return spare
+
+    def log_to(self, path: str, copy: int, log: Path | None) -> None:
+        """Send the output of a running bot to ``log`` from now on (one file per game)."""
+        bot = self.bots.get((path, copy))
+        if bot is not None:
+            bot.log_to(log)
+
+    def stderr_note(self, path: str, copy: int = 0) -> str:
+        """The end of a bot's stderr, quoted to follow a reason (``LaunchedBot.stderr_note``)."""
+        bot = self.bots.get((path, copy))
+        return "" if bot is None else bot.stderr_note()
+
+    def death(self, path: str, copy: int = 0) -> str:
+        """Why a bot of the pool is not running ("" while it runs): for fault messages."""
+        bot = self.bots.get((path, copy))
+        return "" if bot is None else bot.death()
+
+    def close(self) -> None:
+        for thread in self.stopping:
+            thread.join()
+        self.stopping.clear()
+        for spare in self.spares.values():
+            spare.stop()
+        self.spares.clear()
+        for bot in self.bots.values():
+            bot.stop()
+        self.bots.clear()
+
+
+def _game_logs(settings: Settings, game_id: str, seats: Sequence[SeatBot]) -> list[Path | None]:
+    """Where each seat's bot writes during a game: ``<records>/logs/<game id>/seat<N>-<bot>.log``
+    (capped per game by the sandbox's ``log_kb``); nowhere when records are off."""
+    if settings.records is None:
+        return [None] * len(seats)
+    folder = Path(settings.records) / "logs" / game_id
+    return [
+        folder / f"seat{i}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', s.name)[:40]}.log"
+        for i, s in enumerate(seats)
+    ]
+
+
+def _seat_results(
+    result: MatchResult,
+    bot_ids: Sequence[int],
+    ruleset: AnyRuleset,
+    logs: Sequence[Path | None],
+) -> tuple[SeatResult, ...]:
+    faults = result.fault_counts()
+    ticket_counts = family_of(ruleset).ticket_counts
+    return tuple(
+        SeatResult(
+            seat=s.seat,
+            bot_id=bot_ids[s.seat],
+            score=s.total,
+            rank=s.rank,
+            tickets_completed=ticket_counts(s)[0],
+            tickets_failed=ticket_counts(s)[1],
+            faults=faults[s.seat],
+            defaults=result.defaults[s.seat],
+            log_path=None if logs[s.seat] is None else str(logs[s.seat]),
+        )
+        for s in sorted(result.outcome.seats, key=lambda s: s.seat)
+    )
+
+
+def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> GameResult:
+    seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
+    logs = _game_logs(settings, task.game.game_id, seats)
+    for e, log in zip(task.seats, logs, strict=True):
+        pool.log_to(e.path, 0, log)
+    record = (
+        None if settings.records is None else Path(settings.records) / f"{task.game.game_id}.json"
+    )
+    started = time.time()
+    # No game_id: Match draws a random one for the wire. The slot id stays the store's key
+    # and the record's name; sent to bots, it would tell them where they are in the schedule.
+    with _parent_watch.game():
+        result = Match(
+            ruleset,
+            seats,
+            task.game.seed,
+            Clock(settings.move_ms, settings.bank_ms),
+            record_path=record,
+            diagnose=lambda seat: pool.death(task.seats[seat].path),
+        ).run()
+    return GameResult(
+        game_id=task.game.game_id,
+        tournament_id=task.tournament_id,
+        schedule_index=task.game.index,
+        round=task.game.round,
+        variant=ruleset.ident,
+        num_seats=len(seats),
+        seed=task.game.seed,
+        end_reason=result.outcome.end_reason,
+        decisions=result.decisions,
+        record_path=None if record is None else str(record),
+        started_at=started,
+        finished_at=time.time(),
+        seats=_seat_results(result, [e.bot_id for e in task.seats], ruleset, logs),
+        faults=tuple(
+            FaultRow(f.seat, f.decision, f.turn, f.kind, f.rule, f.message) for f in result.faults
+        ),
+    )
+
+
+def validate_bot(
+    task: Validate, settings: Settings, ruleset: AnyRuleset, pool: BotPool
+) -> Validation:
+    """One game: the entrant in a seat drawn at random, copies of the validation bot in the
+    others. Passing means no fault of any kind in the entrant's seat. Id, seat, seed and clock
+    are drawn as for a scheduled game, so that a bot cannot behave only when it is watched."""
+    entrant = task.entrant
+    hero = pool.seat(entrant.path, entrant.name, entrant.version)
+    if hero.down:
+        # What it wrote before failing goes to a log of its own; the reason quotes its end.
+        [log] = _game_logs(settings, f"validation-{entrant.bot_id}", [hero])
+        pool.log_to(entrant.path, 0, log)
+        why = pool.start_errors.get((entrant.path, 0), hero.down)
+        return Validation(entrant, False, f"would not start: {why}" + _log_note(log))
+    others = [
+        pool.seat(settings.validation_bot, "validation", "", copy=i)
+        for i in range(1, settings.players)
+    ]
+    if any(o.down for o in others):
+        down = next(o.down for o in others if o.down)
+        raise RuntimeError(f"the validation opponents would not start: {down}")
+    seat = secrets.randbelow(settings.players)
+    seats = [*others[:seat], hero, *others[seat:]]
+    paths = [(settings.validation_bot, i) for i in range(1, settings.players)]
+    paths.insert(seat, (entrant.path, 0))
+    logs = _game_logs(settings, f"validation-{entrant.bot_id}", seats)
+    for (path, copy), log in zip(paths, logs, strict=True):
+        pool.log_to(path, copy, log)
+    with _parent_watch.game():
+        result = Match(
+            ruleset,
+            seats,
+            task.seed,
+            Clock(settings.move_ms, settings.bank_ms),
+            diagnose=lambda i: pool.death(*paths[i]),
+        ).run()
+    faults = [f for f in result.faults if f.seat == seat]
+    if not faults and result.defaults[seat] == 0:
+        return Validation(entrant, True, "")
+    kinds: dict[str, int] = {}
+    for f in faults:
+        label = f"{f.kind} {f.rule}".strip()
+        kinds[label] = kinds.get(label, 0) + 1
+    summary = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
+    first = f"; first: {faults[0].message}" if faults else ""
+    return Validation(
+        entrant,
+        False,
+        f"{len(faults)} fault(s) in its validation game ({summary}){first}"
+        + pool.stderr_note(entrant.path)
+        + _log_note(logs[seat]),
+    )
+
+
+def _log_note(log: Path | None) -> str:
+    return "" if log is None else f"\n  (its whole output: {log})"
+
+
+class _ParentWatch:
+    """Cuts a worker's game short when its parent dies (Linux: PR_SET_PDEATHSIG). Played out,
+    the game's record would land over the record of the same slot, which the resumed run
+    plays again (bots see random ids, so as another game), and its bots would take that run's
+    CPU. Only a game is cut short: anywhere else (starting a bot, where an exception would
+    leak the process being started) the task loop's ``getppid`` check ends the worker, its
+    bots stopped, within ``POLL_S``."""
+
+    def __init__(self) -> None:
+        self.parent = 0  #: 0: not in a worker (a game played in-process is never cut short)
+        self.in_game = False
+
+    def watch(self, parent_pid: int) -> None:
+        self.parent = parent_pid
+        signal.signal(signal.SIGUSR1, self._parent_died)
+        if sys.platform.startswith("linux"):
+            with contextlib.suppress(OSError, AttributeError):
+                ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)  # PR_SET_PDEATHSIG
+
+    def _parent_died(self, signum: int, frame: FrameType | None) -> None:
+        if self.in_game:
+            raise SystemExit(0)  # unwinds to the worker's ``finally``, which stops its bots
+
+    @contextlib.contextmanager
+    def game(self) -> Iterator[None]:
+        self.in_game = True
+        try:
+            if self.parent and os.getppid() != self.parent:
+                raise SystemExit(0)  # orphaned just before: do not begin
+            yield
+        finally:
+            self.in_game = False
+
+
+_parent_watch = _ParentWatch()
+
+
+def worker_main(
+    number: int, settings: Settings, tasks: Any, answers: Any, stop: Any, parent_pid: int
+) -> None:
+    """A worker's life: take tasks until told to stop or orphaned, keeping bots alive.
+    ``stop`` (an Event) ends it before its next task, however many are queued: an
+    interrupted run does not wait for the rest of the schedule."""
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)  # unwinds to the ``finally`` that stops the bots
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _parent_watch.watch(parent_pid)
+    ruleset = load(settings.variant)
+    pool = BotPool(settings.startup_s, settings.sandbox)
+    answers.put(("ready", number, None))
+    try:
+        while not stop.is_set():
+            if os.getppid() != parent_pid:
+                return  # the parent was killed: nobody will read our answers
+            try:
+                task: Task | None = tasks.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            if task is None:
+                return
+            answers.put(("start", number, task.key))
+            answers.put(("done", number, run_task(task, settings, ruleset, pool)))
+    finally:
+        pool.close()
+
+
+def run_task(task: Task, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> Answer:
+    """One task on a worker (a local process or a Ray actor: leaderboard/cluster.py); an
+    exception is an internal error, answered with its traceback."""
+    try:
+        if isinstance(task, Play):
+            return play_game(task, settings, ruleset, pool)
+        return validate_bot(task, settings, ruleset, pool)
+    except Exception:
+        return Failed(task.key, traceback.format_exc(limit=8))

@@ -1,0 +1,207 @@
+"""bot.toml build steps run in the bots' jail (referee/hosting/build.py, sandbox.py).
+
+A build is the entrant's code, run by the organiser's launcher (often as root): these builds
+are real processes in real bubblewrap jails, written as a hostile entrant would write them.
+Skipped where bots cannot be jailed at all (``ttr sandbox`` says why), failed where ``CI``
+is set. The starter kits' real builds (make, go, g++, npm ci) run jailed in
+tests/hosting/test_starter_kits.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.hosting import build, sandbox
+from referee.hosting.build import BotBuildError
+from referee.hosting.launcher import load_bot_config
+from ttr_arena.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+RANDOM = ROOT / "sample_bots" / "random"
+SECRET = "the-organisers-secret-4711"
+
+
+@pytest.fixture(autouse=True)
+def _jail_available() -> None:
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"bots cannot be sandboxed here: {reason} (CI is set: a failure)")
+    pytest.skip(f"bots cannot be sandboxed here: {reason}")
+
+
+# What a hostile entrant's build tries; each line it prints says what happened.
+_PROBE = """\
+import os, pathlib, sys
+secret, outside, victim = sys.argv[1:4]
+
+def attempt(what, fn):
+    try:
+        print(what, "OK", fn())
+    except Exception as e:
+        print(what, "DENIED", type(e).__name__, e)
+
+attempt("read-secret", lambda: pathlib.Path(secret).read_text())
+attempt("write-outside", lambda: pathlib.Path(outside).write_text("planted"))
+attempt("write-runtime", lambda: pathlib.Path(sys.prefix, "planted").write_text("x"))
+attempt("write-usr", lambda: pathlib.Path("/usr/planted").write_text("x"))
+cmdlines = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            cmdline = pathlib.Path("/proc", pid, "cmdline").read_bytes()
+            cmdlines.append(cmdline.replace(b"\\0", b" "))
+        except OSError:
+            pass
+print("processes", len(cmdlines), b"|".join(cmdlines).decode(errors="replace"))
+status = dict(l.split(":", 1) for l in pathlib.Path("/proc/self/status").read_text().splitlines())
+print("capeff", status["CapEff"].strip(), "nonewprivs", status["NoNewPrivs"].strip())
+cpu = [l for l in pathlib.Path("/proc/self/limits").read_text().splitlines() if "cpu time" in l]
+print("cpu-limit", cpu[0].split()[3])
+print("uid", os.getuid(), "home", os.environ["HOME"])
+print("beside-folder", sorted(os.listdir(os.path.dirname(secret))))
+print("netns", os.readlink("/proc/self/ns/net"))
+# The launcher writes its stamp here after the build: make it a link to a file outside.
+os.symlink(victim, ".ttr-build")
+pathlib.Path("out.txt").write_text("built")
+"""
+
+
+def _bot(tmp_path: Path, build_line: str, script: str = _PROBE) -> Path:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        'name = "hostile"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n' + build_line + "\n",
+        encoding="utf-8",
+    )
+    (folder / "build.py").write_text(script, encoding="utf-8")
+    return folder
+
+
+def _probe_lines(folder: Path) -> dict[str, str]:
+    log = (folder / build.LOG).read_text(encoding="utf-8")
+    return {
+        line.split(" ", 1)[0]: line.split(" ", 1)[1]
+        for line in log.splitlines()
+        if " " in line and not line.startswith("$")
+    }
+
+
+def test_a_hostile_build_reaches_nothing_but_its_folder(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, encoding="utf-8")
+    outside = tmp_path / "planted.txt"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious", encoding="utf-8")
+    folder = _bot(
+        tmp_path, f'build = ["{{python}}", "build.py", "{secret}", "{outside}", "{victim}"]'
+    )
+    config = load_bot_config(folder)  # the default: sandboxed
+    seen = _probe_lines(folder)
+    assert seen["read-secret"].startswith("DENIED FileNotFoundError"), seen
+    assert SECRET not in (folder / build.LOG).read_text()
+    # Outside its folder it writes nowhere: the host's /tmp is a private tmpfs in there, and
+    # the runtime and /usr are read-only.
+    assert not outside.exists()
+    assert (
+        seen["write-runtime"].startswith("DENIED OSError") and "Read-only" in seen["write-runtime"]
+    )
+    assert seen["write-usr"].startswith("DENIED")
+    assert not (Path(sys.prefix) / "planted").exists() and not Path("/usr/planted").exists()
+    # Its own PID namespace: bwrap (its init) and itself, none of the host's processes.
+    count, _, cmdlines = seen["processes"].partition(" ")
+    assert int(count) <= 3, seen["processes"]
+    assert all("build.py" in c for c in cmdlines.split("|")), seen["processes"]
+    assert seen["capeff"] == "0000000000000000 nonewprivs 1"
+    assert int(seen["cpu-limit"]) == build.build_limits(sandbox.Limits()).cpu_s
+    assert seen["uid"] == f"{folder.stat().st_uid} home /tmp"
+    assert "secret" not in seen["beside-folder"] and "victim" not in seen["beside-folder"]
+    # The network is the host's (a build may fetch packages): the same network namespace.
+    assert seen["netns"] == os.readlink("/proc/self/ns/net")
+    # The stamp the build made a link to a file outside: replaced, the file untouched.
+    assert victim.read_text() == "precious"
+    assert not (folder / build.STAMP).is_symlink()
+    assert (folder / "out.txt").read_text() == "built"
+    assert build.ensure_built(config) is False  # and the stamp vouches for the build
+
+
+def test_a_log_swapped_for_a_link_does_not_leak_into_the_error(tmp_path: Path) -> None:
+    """A failing build that replaced its log with a link to a file outside its folder: the
+    error message (shown to the organiser, stored with the tournament) does not read it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, encoding="utf-8")
+    script = (
+        "import os, sys\n"
+        f"os.unlink({build.LOG!r}); os.symlink({str(secret)!r}, {build.LOG!r})\n"
+        "sys.exit(3)\n"
+    )
+    folder = _bot(tmp_path, 'build = ["{python}", "build.py"]', script)
+    with pytest.raises(BotBuildError, match="failed with status 3") as caught:
+        load_bot_config(folder)
+    assert SECRET not in str(caught.value)
+    assert secret.read_text() == SECRET
+
+
+def test_a_good_build_writes_its_folder_and_the_bot_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bot's program exists only once its build made it; then ``ttr play`` (sandboxed)
+    builds it, jailed, and plays it against the random sample bot."""
+    script = "import shutil\nshutil.copy('bot.src', 'bot.py')\n"
+    folder = _bot(tmp_path, 'build = ["{python}", "build.py"]', script)
+    (folder / "bot.src").write_text((RANDOM / "bot.py").read_text(), encoding="utf-8")
+    record = tmp_path / "game.json"
+    code = cli_main(
+        ["play", "--json", "--seed", "3", "--record", str(record), str(folder), str(RANDOM)]
+    )
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert "ttr: building bot 'hostile'" in err and "in a sandbox as uid" in err
+    assert (folder / "bot.py").is_file()
+    players = json.loads(out)["players"]
+    assert next(p for p in players if p["seat"] == 0)["faults"] == 0
+
+
+def test_a_build_past_its_time_is_stopped_with_everything_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = f"ttr-build-sleeper-{os.getpid()}"
+    # A daemon of its own session (so not in the build's process group), its marker in its
+    # command line, where /proc shows it to this test.
+    script = (
+        "import pathlib, subprocess, sys, time\n"
+        "sleep = [sys.executable, '-c', 'import time; time.sleep(300)', sys.argv[1]]\n"
+        "subprocess.Popen(sleep, start_new_session=True)\n"
+        "pathlib.Path('started').touch()\n"
+        "time.sleep(300)\n"
+    )
+    folder = _bot(tmp_path, f'build = ["{{python}}", "build.py", "{marker}"]', script)
+    monkeypatch.setattr(build, "BUILD_TIMEOUT_S", 1.0)
+    with pytest.raises(BotBuildError, match=r"did not finish in 1 s"):
+        load_bot_config(folder)
+    left = []
+    for pid in os.listdir("/proc"):
+        try:
+            if marker.encode() in Path("/proc", pid, "cmdline").read_bytes():
+                left.append(pid)
+        except OSError:
+            pass
+    assert (folder / "started").exists() and left == []
+
+
+def test_without_the_sandbox_the_build_runs_as_before(tmp_path: Path) -> None:
+    """``--no-sandbox`` (trusted bots only): the build runs as the launching user, with its
+    file system, as it always did."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, encoding="utf-8")
+    script = f"import pathlib\nsecret = pathlib.Path({str(secret)!r}).read_text()\n"
+    script += "pathlib.Path('out.txt').write_text(secret)\n"
+    folder = _bot(tmp_path, 'build = ["{python}", "build.py"]', script)
+    load_bot_config(folder, sandbox.NO_SANDBOX)
+    assert (folder / "out.txt").read_text() == SECRET

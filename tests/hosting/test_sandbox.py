@@ -1,0 +1,282 @@
+"""The sandbox's own machinery: the CLI around it, what it leaves behind, what a bot sees of
+its jail. The attacks themselves are in test_sandbox_conformance.py."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from referee.hosting import sandbox
+from referee.hosting.launcher import launch
+from referee.hosting.sandbox import Limits, SandboxConfig
+from ttr_arena.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE_BOT = """
+    import os, sys
+    from sdk import run
+    from sdk.bot import Bot
+
+    seen = {
+        "pid1": open("/proc/1/cmdline", "rb").read().replace(b"\\0", b" ").decode(),
+        "env": sorted(os.environ),
+        "uid": os.getuid(),
+        "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+        "cwd_writable": os.access(".", os.W_OK),
+    }
+    print("SEEN", repr(seen), file=sys.stderr, flush=True)
+
+    class B(Bot):
+        def choose(self, view, legal):
+            return legal[0]
+
+    run(B())
+"""
+
+
+@pytest.fixture(autouse=True)
+def sandbox_available() -> None:
+    reason = sandbox.unavailable_reason()
+    if reason is not None:
+        pytest.fail(f"the bot sandbox cannot run on this machine: {reason}")
+
+
+def _bot(folder: Path, script: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(textwrap.dedent(script))
+    (folder / "bot.toml").write_text(
+        'name = "probe"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n'
+    )
+    return folder
+
+
+def _seen(text: str) -> dict[str, object]:
+    line = next(ln for ln in text.splitlines() if ln.startswith("SEEN "))
+    value: dict[str, object] = ast.literal_eval(line[5:])
+    return value
+
+
+def test_a_bot_sees_no_host_path_in_its_jail_no_referee_env_and_its_own_uid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TTR_SECRET_OF_THE_REFEREE", "424242")
+    folder = _bot(tmp_path / "probe", PROBE_BOT)
+    with launch(folder) as bot:
+        seen = _seen(bot.stderr_tail(lines=5))
+        jail = bot._jail
+        assert jail is not None
+    # bwrap's options (host paths of the socket folder, the binds, the limits) came through
+    # a pipe: its command line is just "bwrap --args N -- setpriv ... prlimit ... python bot.py"
+    pid1 = str(seen["pid1"])
+    assert "--args" in pid1 and "--ro-bind" not in pid1 and str(jail.home) not in pid1
+    assert "TTR_SECRET_OF_THE_REFEREE" not in seen["env"]  # type: ignore[operator]
+    assert "TTR_BOT_ADDRESS" in seen["env"]  # type: ignore[operator]
+    assert seen["cwd_writable"] is False
+    if os.geteuid() == 0:
+        assert seen["uid"] == jail.uid and jail.uid is not None and jail.uid >= 3_000_000_000
+    assert len(seen["pids"]) <= 3  # type: ignore[arg-type]
+
+
+def test_what_a_killed_referee_leaves_is_swept_by_the_next_one(tmp_path: Path) -> None:
+    """A referee killed with SIGKILL takes its bots with it (--die-with-parent) but cannot
+    remove its socket folder and cgroup; the next referee's first bot sweeps them, and never a
+    folder still in use."""
+    code = textwrap.dedent(
+        f"""
+        import sys, time
+        from referee.hosting.launcher import launch
+        bot = launch({str(ROOT / "sample_bots" / "random")!r})
+        bot.start()
+        print(bot._jail.home, flush=True)
+        time.sleep(60)
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    home = Path(child.stdout.readline().strip())
+    assert home.is_dir()
+    cgroups = sandbox._cgroup_dirs_named(home.name)
+    with launch(ROOT / "sample_bots" / "random") as alive:  # a folder in use, not to be swept
+        in_use = alive._jail.home if alive._jail else None
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        deadline = time.monotonic() + 5
+        while any((d / "cgroup.procs").read_text().split() for d in cgroups if d.exists()):
+            assert time.monotonic() < deadline, "the dead referee's bot outlived it"
+            time.sleep(0.05)
+        assert home.is_dir()  # left behind
+        sandbox.sweep_stale.cache_clear()
+        assert sandbox.sweep_stale() >= 1
+        assert not home.exists()
+        assert not any(d.exists() for d in cgroups)
+        assert in_use is not None and in_use.is_dir()
+
+
+def test_ttr_sandbox_says_how_each_defence_is_enforced_here(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli_main(["sandbox", "--memory-mb", "300", "--cpus", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "namespaces" in out and "memory 300 MB" in out
+    assert "logs capped at 1024 KB per game" in out
+
+
+def test_no_sandbox_warns_and_bad_limits_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bots = [str(ROOT / "sample_bots" / "random")] * 2
+    with pytest.raises(SystemExit) as e:
+        cli_main(["play", *bots, "--max-processes", "4", "--record", str(tmp_path / "r.json")])
+    assert e.value.code == 2
+    assert "processes=4 is too low" in capsys.readouterr().err
+    args = ["play", *bots, "--variant", "newyork", "--no-sandbox"]
+    assert cli_main([*args, "--record", str(tmp_path / "r.json")]) == 0
+    assert "WARNING: --no-sandbox" in capsys.readouterr().err
+
+
+def test_limits_refuse_nonsense() -> None:
+    with pytest.raises(ValueError, match="memory_mb"):
+        Limits(memory_mb=0)
+    with pytest.raises(ValueError, match="cpus"):
+        Limits(cpus=0)
+    assert SandboxConfig().enabled and Limits().processes >= 16
+
+
+def test_a_machine_without_bubblewrap_gets_a_reason_and_the_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "bwrap_binary", lambda: None)
+    sandbox.unavailable_reason.cache_clear()
+    try:
+        reason = sandbox.unavailable_reason()
+        assert reason is not None and "bubblewrap is not installed" in reason
+        with pytest.raises(sandbox.SandboxError, match="--no-sandbox"):
+            sandbox.require_available()
+    finally:
+        sandbox.unavailable_reason.cache_clear()
+
+
+REMEMBERING_BOT = """
+    import sys
+    from sdk import run
+    from sdk.bot import Bot
+
+    SEEN = set()
+
+    class Remembering(Bot):
+        '''Recognises a deal by the face-up row at its first decision of a game (the row
+        is the same in every rotation then; the ticket deck is not, since the seat
+        before may have returned tickets under it).'''
+
+        def on_start(self, game):
+            game.state = None
+
+        def choose(self, view, legal):
+            if self.game.state is None:
+                self.game.state = sig = tuple(view.face_up)
+                print("REMEMBERED" if sig in SEEN else "NEW DEAL", file=sys.stderr, flush=True)
+                SEEN.add(sig)
+            return 0
+
+    run(Remembering())
+"""
+
+
+def _bots_still_running() -> list[str]:
+    """Command lines of this process's live descendants that run a ``bot.py`` (a jailed
+    bot's working folder is not visible from outside its mount namespace, so parentage is
+    what ties a process to this test)."""
+    parents: dict[int, int] = {}
+    cmdlines: dict[int, str] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z":
+            continue
+        parents[int(proc.name)] = int(fields[1])
+        cmdlines[int(proc.name)] = cmdline
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    return [c for pid, c in cmdlines.items() if "bot.py" in c and descends(pid)]
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "sandbox-reuse-bots", "no-sandbox"])
+def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
+    tmp_path: Path, mode: str
+) -> None:
+    """Duplicate scheduling deals a combination's games alike in every rotation; sandboxed,
+    a bot process is replaced before a deal it has played, so it has nothing to remember with.
+    Unsandboxed (trusted bots), or sandboxed with ``--reuse-bots``, the process is kept, and
+    the same bot does remember: the check can see the leak it closes. Whatever the mode, no
+    bot process (spares included) outlives the run."""
+    from leaderboard.runner import run
+    from leaderboard.store import Store
+    from referee.hosting.sandbox import NO_SANDBOX
+
+    bot = _bot(tmp_path / "remembering", REMEMBERING_BOT)
+    records = tmp_path / "records"
+    with Store(tmp_path / "t.db") as store:
+        outcome = run(
+            store,
+            bot_dirs=[str(bot), str(ROOT / "sample_bots" / "random")],
+            variant="newyork",
+            players=2,
+            rounds=1,
+            workers=1,
+            records=str(records),
+            move_ms=500,
+            bank_ms=5000,
+            sandbox={
+                "sandbox": SandboxConfig(),
+                "sandbox-reuse-bots": SandboxConfig(fresh_per_deal=False),
+                "no-sandbox": NO_SANDBOX,
+            }[mode],
+        )
+    assert outcome.complete and outcome.total == 2  # one deal, two rotations
+    logs = [p.read_text() for p in records.glob("logs/t*/seat*-probe.log")]
+    assert len(logs) == 2 and all(log.strip() for log in logs)
+    remembered = sum("REMEMBERED" in log for log in logs)
+    assert remembered == (0 if mode == "sandbox" else 1)
+    assert _bots_still_running() == []
+
+
+def test_a_sandboxed_pool_restarts_from_a_spare_and_leaves_no_process_behind() -> None:
+    """Before a repeated deal the pool hands out a fresh process (the spare it started in the
+    background); closing the pool stops the bots, the spare and the replaced processes."""
+    from leaderboard.worker import BotPool as _BotPool
+
+    pool = _BotPool(startup_s=20.0, sandbox=SandboxConfig())
+    try:
+        random_bot = str(ROOT / "sample_bots" / "random")
+        first = pool.seat(random_bot, "random", "1", deal=7)
+        assert not first.down and len(pool.spares) == 1
+        again = pool.seat(random_bot, "random", "1", deal=8)  # a new deal: same process
+        assert again.address == first.address
+        repeat = pool.seat(random_bot, "random", "1", deal=7)  # replayed: a fresh process
+        assert not repeat.down and repeat.address != first.address
+        assert len(pool.spares) == 1  # the next spare is already on its way
+        assert len(_bots_still_running()) >= 2
+    finally:
+        pool.close()
+    assert _bots_still_running() == []

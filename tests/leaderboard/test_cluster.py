@@ -1,0 +1,269 @@
+"""Tournaments on a real Ray instance (``--cluster``, leaderboard/cluster.py): the same games
+as a local run, records and logs back on the driver, a worker killed mid-game, the driver
+interrupted and killed and then resumed, and one-line errors.
+
+Skipped only where Ray is not installed, and never under CI (``.ci/run`` installs the
+``ray`` extra). One Ray instance (2 CPUs) serves the in-process tests; the command-line test
+starts its own with ``--cluster local``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderboard.runner import Crew, Events, Outcome, run
+from leaderboard.schedule import games_in
+from leaderboard.store import GameResult, Store
+from leaderboard.worker import Settings
+from referee.hosting.sandbox import SandboxConfig
+from referee.replay import verify
+from tests.leaderboard.test_tournament import (
+    GREEDY,
+    PLANNER,
+    RANDOM,
+    ROOT,
+    TTR,
+    _alive,
+    _descendants,
+    _start_and_wait,
+    _stored,
+)
+
+try:
+    import ray  # noqa: F401
+except ImportError:
+    if os.environ.get("CI"):
+        raise  # CI installs the extra: a missing Ray is a broken install, not a skip
+    pytest.skip("Ray is not installed (pip install 'ttr-arena[ray]')", allow_module_level=True)
+
+from leaderboard.cluster import Cluster, connect
+
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+NO_SANDBOX = SandboxConfig(enabled=False)
+
+
+def _run(store: Store, **options: Any) -> Outcome:
+    """A tournament on 2 workers with a short clock."""
+    return run(store, workers=2, move_ms=500, bank_ms=5000, startup_s=10.0, **options)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    with connect("local", 2) as connected:
+        yield connected
+
+
+def _never_starts(folder: Path) -> str:
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        'name = "never"\nversion = "1"\ncommand = ["{python}", "-c", "import sys; sys.exit(4)"]\n'
+    )
+    return str(folder)
+
+
+def _games(store: Store) -> list[tuple[Any, ...]]:
+    """What must not depend on where games were played: slot, seed, seats, results."""
+    names = {e.bot_id: e.name for e in store.bots().values()}
+    return sorted(
+        (
+            g.game_id,
+            g.schedule_index,
+            g.seed,
+            g.end_reason,
+            tuple((s.seat, names[s.bot_id], s.score, s.rank, s.faults) for s in g.seats),
+        )
+        for g in store.games()
+    )
+
+
+def test_a_tournament_on_ray_stores_the_same_games_as_a_local_run(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    never = _never_starts(tmp_path / "never")
+    bots = [RANDOM, GREEDY, PLANNER, never]
+    common: dict[str, Any] = {"bot_dirs": bots, "players": 2, "rounds": 1, "base_seed": 2024}
+    with Store(tmp_path / "local.db") as store:
+        local = _run(store, records=str(tmp_path / "local"), sandbox=NO_SANDBOX, **common)
+        expected = _games(store)
+    records = tmp_path / "ray-records"
+    with Store(tmp_path / "ray.db") as store:
+        # sandboxed: the bots run confined on the node as they do locally
+        on_ray = _run(store, records=str(records), crews=cluster.crew, **common)
+        assert _games(store) == expected
+        assert on_ray.complete and on_ray.played == local.played == games_in(3, 2, 1)
+        for g in store.games():
+            # records and logs came back to the driver, where the store says they are
+            assert g.record_path == str(records / f"{g.game_id}.json")
+            assert verify(g.record_path) is None
+            for s in g.seats:
+                assert s.log_path is not None and Path(s.log_path).is_file()
+                assert Path(s.log_path).is_relative_to(records / "logs" / g.game_id)
+    [left_out] = on_ray.rejected
+    assert left_out.entrant.path == never  # the driver's folder, not the node's copy
+    assert "would not start" in left_out.reason and "status 4" in left_out.reason
+    log = left_out.reason.rsplit("(its whole output: ", 1)[1].rstrip(")")
+    assert Path(log).is_relative_to(records) and Path(log).is_file()
+    assert "/tmp/ttr-bots-" not in left_out.reason and "ttr-ray-" not in left_out.reason
+
+
+def _actors() -> list[tuple[int, str]]:
+    """This test process's Ray actors (pid, process title): Ray titles them ray::CLASS while
+    idle and ray::CLASS.METHOD while in a call."""
+    found = []
+    for pid in _descendants(os.getpid()):
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if title.startswith("ray::GameActor"):
+            found.append((pid, title))
+    return found
+
+
+def test_a_worker_killed_mid_game_loses_no_game_and_plays_none_twice(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    crews: list[Any] = []
+
+    def crew(count: int, settings: Settings) -> Crew:
+        crews.append(cluster.crew(count, settings))
+        return crews[-1]  # type: ignore[no-any-return]
+
+    killed: list[int] = []
+    its_bots: set[int] = set()
+
+    def played(game: GameResult, top: object) -> None:
+        if killed:
+            return
+        # the actors play on while the driver stores: the busy one is in a game now
+        busy = [pid for pid, title in _actors() if title.endswith(".run")]
+        assert busy, "no actor was playing"
+        its_bots.update(_descendants(busy[0]))
+        os.kill(busy[0], signal.SIGKILL)
+        killed.append(busy[0])
+
+    with Store(tmp_path / "league.db") as store:
+        outcome = _run(
+            store,
+            bot_dirs=[RANDOM, GREEDY, PLANNER],
+            players=2,
+            rounds=2,
+            records=str(tmp_path / "records"),
+            events=Events(played=played),
+            crews=crew,
+        )
+        ids = [g.game_id for g in store.games()]
+    total = games_in(3, 2, 2)
+    assert killed and not _alive(killed[0]) and its_bots
+    assert not [p for p in its_bots if _alive(p)], "the killed actor's bots live on"
+    assert crews[0].retried, "the killed actor's game was not handed on"
+    assert outcome.complete and not outcome.failed and outcome.played == total
+    assert len(ids) == len(set(ids)) == total
+    assert sorted(p.name for p in (tmp_path / "records").glob("*.json")) == sorted(
+        f"{i}.json" for i in ids
+    )
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_a_cluster_run_interrupted_then_killed_resumes_without_losing_or_doubling_games(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "league.db"
+    args = ["tournament", "run", "--db", str(db), "--cluster", "local", "--workers", "2"]
+    quick = ["--move-ms", "500", "--bank-ms", "5000", "--no-sandbox"]
+    total = games_in(3, 2, 4)
+
+    # Ctrl-C: the actors stop after their game, the driver says how to resume.
+    proc, family = _start_and_wait(
+        [*args, *quick, "--players", "2", "--rounds", "4", RANDOM, GREEDY, PLANNER], db, 2
+    )
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "--resume" in err
+    _assert_exit(family)
+
+    # SIGKILL: no goodbye; whatever was stored stays, the rest is played by the resume.
+    proc, family = _start_and_wait([*args, *quick, "--resume"], db, len(_stored(db)) // 2 + 1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = _stored(db)
+    _assert_exit(family)
+    assert len({g for g, _, _ in before}) < total
+
+    resumed = subprocess.run(
+        [*TTR, *args, *quick, "--resume", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["complete"] and summary["games"] == total
+    assert summary["stored_before"] == len({g for g, _, _ in before})
+    assert set(before) <= set(_stored(db))
+    with sqlite3.connect(db) as conn:
+        slots = [r[0] for r in conn.execute("SELECT schedule_index FROM games ORDER BY 1")]
+    assert slots == list(range(total))
+
+
+#: Ray's per-node agents, started by ``ray.init``: when their driver is SIGKILLed they log
+#: that the raylet is gone and then hang on exit (Ray 2.60). Ray's processes, not ours.
+_RAY_AGENTS = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
+
+
+def _assert_exit(family: set[int], within_s: float = 20.0) -> None:
+    """Every actor, bot and Ray daemon of a run exits; Ray's agents, which may hang after a
+    SIGKILLed driver, are stopped here."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        left = {p: _cmdline(p) for p in family if _alive(p)}
+        if all(c.startswith(_RAY_AGENTS) for c in left.values()):
+            break
+        time.sleep(0.2)
+    for pid, cmd in left.items():
+        if cmd.startswith(_RAY_AGENTS):
+            os.kill(pid, signal.SIGKILL)
+    others = {p: c for p, c in left.items() if not c.startswith(_RAY_AGENTS)}
+    assert not others, f"processes outlived the run: {others}"
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("nonsense", "expected ray://HOST:PORT"),
+        ("10.0.0.1:6379", "expected ray://HOST:PORT"),  # Ray would retry it for ever
+        ("ray://host", "expected ray://HOST:PORT"),
+    ],
+)
+def test_a_bad_cluster_address_is_one_line_and_stores_nothing(
+    tmp_path: Path, address: str, message: str
+) -> None:
+    db = tmp_path / "league.db"
+    result = subprocess.run(
+        [*TTR, "tournament", "run", "--db", str(db), "--cluster", address, RANDOM, GREEDY],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ttr: error: --cluster {address}: ")
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not db.exists()

@@ -1,0 +1,345 @@
+"""``ttr variants``, ``ttr selfplay`` and ``ttr play``: the commands that list and play games.
+``play`` starts bot processes (or reaches bots by address), so the launcher and the match
+code are imported only when it runs: ``ttr --help`` and ``ttr variants`` stay fast."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import secrets
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from referee.games.registry import AnyRuleset, family_of, variants
+from ttr_arena.cli.options import (
+    Subcommands,
+    Undo,
+    UserError,
+    add_clock_options,
+    bot_label,
+    check_output,
+    known_variant,
+    load_ruleset,
+    positive,
+    sandbox_of,
+    say,
+    say_as,
+)
+from ttr_arena.pages.scores import format_outcome
+
+if TYPE_CHECKING:
+    from referee.hosting.launcher import LaunchedBot
+    from referee.match import MatchResult, SeatBot
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``variants``, ``selfplay`` and ``play``, in that order."""
+    _add_variants(sub)
+    _add_selfplay(sub)
+    _add_play(sub)
+
+
+# variants ------------------------------------------------------------------------------------
+
+
+def _add_variants(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "variants",
+        help="list the variants (rulesets) the referee knows",
+        description=(
+            "List every packaged variant: its name@version (what records and rating pools "
+            "carry), the player range, the title and a one-line description. Any of them can "
+            "be given to --variant."
+        ),
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print a JSON list of {name, version, ident, title, min_players, max_players, "
+        "description}",
+    )
+    p.set_defaults(func=cmd_variants)
+
+
+def cmd_variants(args: argparse.Namespace) -> int:
+    rulesets = [load_ruleset(name) for name in variants()]
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": r.name,
+                        "version": r.version,
+                        "ident": r.ident,
+                        "title": r.title,
+                        "min_players": r.min_players,
+                        "max_players": r.max_players,
+                        "description": r.description,
+                    }
+                    for r in rulesets
+                ]
+            )
+        )
+        return 0
+    name_w = max(len(r.ident) for r in rulesets)
+    title_w = max(len(r.title) for r in rulesets)
+    print(f"{'variant':<{name_w}}  {'players':<7}  {'title':<{title_w}}  description")
+    for r in rulesets:
+        players = f"{r.min_players}-{r.max_players}"
+        print(f"{r.ident:<{name_w}}  {players:<7}  {r.title:<{title_w}}  {r.description}")
+    return 0
+
+
+# selfplay ------------------------------------------------------------------------------------
+
+
+def _add_selfplay(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "selfplay",
+        help="play in-process games between random players (engine check and benchmark)",
+        description=(
+            "Play complete in-process games in which every decision is drawn uniformly from "
+            "the legal actions, and print games per second on one core, turns per game and "
+            "score statistics. Useful as a quick check of a variant or a map, and as the "
+            "engine benchmark."
+        ),
+    )
+    p.add_argument(
+        "--variant",
+        type=known_variant,
+        default="usa",
+        help=f"ruleset to play (default usa; available: {', '.join(variants())})",
+    )
+    p.add_argument("--players", type=positive, default=4, help="seats per game (default 4)")
+    p.add_argument("--games", type=positive, default=100, help="games to play (default 100)")
+    p.add_argument(
+        "--seed", type=int, default=1, help="seed of the first game; game i uses seed+i (default 1)"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.set_defaults(func=cmd_selfplay)
+
+
+def cmd_selfplay(args: argparse.Namespace) -> int:
+    from referee.selfplay import run_selfplay  # here: it loads statistics (and decimal)
+
+    ruleset = load_ruleset(args.variant)
+    if not ruleset.min_players <= args.players <= ruleset.max_players:
+        raise UserError(
+            f"{ruleset.name} is for {ruleset.min_players}-{ruleset.max_players} players, "
+            f"not {args.players}"
+        )
+    show_progress = not args.json and sys.stderr.isatty() and args.games >= 50
+
+    def progress(done: int) -> None:
+        if done % 10 == 0 or done == args.games:
+            print(f"\r{done}/{args.games} games", end="", file=sys.stderr, flush=True)
+
+    stats, results = run_selfplay(
+        ruleset, args.players, args.games, args.seed, progress if show_progress else None
+    )
+    if show_progress:
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(asdict(stats), sort_keys=True))
+        return 0
+    if args.games == 1:
+        game = results[0]
+        print(
+            f"{ruleset.title}: {args.players} random players, seed {args.seed}, "
+            f"{game.final.turn} turns, ended by {game.final.end_reason.replace('_', ' ')}"
+        )
+        print(format_outcome(ruleset, game.outcome))
+        print()
+    print(
+        f"{stats.games} game(s) of {stats.variant}, {stats.players} players, "
+        f"in {stats.seconds:.3f} s on one core: {stats.games_per_s:.1f} games/s"
+    )
+    print(
+        f"turns/game {stats.turns_per_game}  decisions/game {stats.decisions_per_game}  "
+        f"score mean {stats.mean_score} (sd {stats.stdev_score}, min {stats.min_score}, "
+        f"max {stats.max_score})  winner mean {stats.mean_winning_score}"
+    )
+    return 0
+
+
+# play ----------------------------------------------------------------------------------------
+
+
+def _add_play(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "play",
+        help="play one game between bots over gRPC and write its record",
+        description=(
+            "Start each bot (a folder with a bot.toml) or connect to it (host:port), play one "
+            "game with clocks and the fault policy, print the results and write the game "
+            "record."
+        ),
+    )
+    p.add_argument("bots", nargs="+", metavar="BOT", help="a bot folder or host:port (2-5)")
+    p.add_argument(
+        "--variant",
+        type=known_variant,
+        default="usa",
+        help=f"ruleset to play (default usa; available: {', '.join(variants())})",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="game seed (default: drawn from the OS's randomness; printed at the end)",
+    )
+    p.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        help="where to write the record (default records/<timestamp>-<random>.json)",
+    )
+    p.add_argument(
+        "--logs",
+        type=Path,
+        default=None,
+        help="folder for each bot's stdout+stderr of this game, seat<N>-<bot>.log (default: "
+        "beside the record, <record>.logs/)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show each bot's stdout and stderr live on stderr, each line prefixed by "
+        "'[SEAT NAME] ' (lines cut at 1000 characters, at most --log-kb per bot and game; the "
+        "log files are written as usual). Faults are printed as they happen either way",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_clock_options(p)
+    p.set_defaults(func=cmd_play)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from referee.hosting.config import LaunchError
+    from referee.hosting.launcher import launch
+    from referee.match import Clock, SeatBot, fault_line, play_match
+
+    ruleset = load_ruleset(args.variant)
+    low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
+    if not low <= len(args.bots) <= high:
+        raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
+    sandbox = sandbox_of(args)
+    # From the OS, never the clock: a bot that knows the seed knows every hand. 63 bits, as
+    # leaderboard.schedule.SEED_BITS (the referee does not import the league code).
+    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    record = args.record
+    if record is None:
+        # Random, not the seed: the bots' log folder is named after the record and exists
+        # while they play.
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        record = Path("records") / f"{stamp}-{secrets.token_hex(4)}.json"
+    check_output(record, "--record")
+    logs = _play_log(args.logs, record, 0, "").parent
+    check_output(logs, "--logs", folder=True)
+    with ExitStack() as stack:
+        undo = stack.push(Undo(record.parent, logs))
+        seats: list[SeatBot] = []
+        launched: list[LaunchedBot] = []
+        try:
+            for spec in args.bots:
+                bot = launch(spec, startup_s=args.startup_s, sandbox=sandbox)
+                # a bot whose bot.toml declares other variants is refused before anything starts
+                refusal = bot.config.refusal(ruleset.name) if bot.config is not None else None
+                if refusal is not None:
+                    raise UserError(refusal)
+                if bot.config is not None:
+                    bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
+                    if args.verbose:
+                        bot.echo_to(say_as(f"[{len(seats)} {bot.name}] "))
+                stack.enter_context(bot)
+                seats.append(SeatBot(bot.name, bot.version, bot.address))
+                launched.append(bot)
+        except LaunchError as e:
+            raise UserError(str(e)) from None
+        undo.armed = False
+        try:
+            result = play_match(
+                ruleset,
+                seats,
+                seed,
+                Clock(args.move_ms, args.bank_ms),
+                record_path=record,
+                diagnose=lambda seat: launched[seat].death(),
+                on_fault=lambda f, played: say(fault_line(f, seats[f.seat].name, played)),
+            )
+        except OSError as e:
+            raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
+    _print_play(args, ruleset, seed, record, result, seats, launched)
+    return 0
+
+
+def _print_play(
+    args: argparse.Namespace,
+    ruleset: AnyRuleset,
+    seed: int,
+    record: Path,
+    result: MatchResult,
+    seats: list[SeatBot],
+    launched: list[LaunchedBot],
+) -> None:
+    """What ``ttr play`` prints once the game is over: the scores, faults, logs and record."""
+    faults = result.fault_counts()
+    if args.json:
+        players = [
+            {
+                "seat": s.seat,
+                "bot": seats[s.seat].name,
+                "score": s.total,
+                "rank": s.rank,
+                "tickets_completed": family_of(ruleset).ticket_counts(s)[0],
+                "faults": faults[s.seat],
+                "breakdown": family_of(ruleset).breakdown(ruleset, s),
+                "log": _str_or_none(launched[s.seat].log_path),
+            }
+            for s in result.outcome.seats
+        ]
+        print(
+            json.dumps(
+                {
+                    "variant": ruleset.ident,
+                    "seed": seed,
+                    "players": players,
+                    "record": str(record),
+                }
+            )
+        )
+        return
+    names = [f"{i}:{bot_label(b.name, b.version)}" for i, b in enumerate(seats)]
+    print(
+        f"{ruleset.title}: {len(seats)} bots, seed {seed}, {result.final.turn} turns, "
+        f"ended by {result.final.end_reason.replace('_', ' ')}"
+    )
+    print(format_outcome(ruleset, result.outcome, names))
+    for i, n in enumerate(faults):
+        if n:
+            kinds: dict[str, int] = {}
+            for f in result.faults:
+                if f.seat == i:
+                    kinds[f.kind] = kinds.get(f.kind, 0) + 1
+            detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+            print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
+    for i, bot in enumerate(launched):
+        where = bot.log_path or "none (a bot entered by address keeps its own output)"
+        print(f"log: {names[i]}: {where}")
+    print(f"record: {record}")
+
+
+def _str_or_none(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _play_log(logs: Path | None, record: Path, seat: int, name: str) -> Path:
+    """``<logs>/seat<N>-<bot>.log``; by default the logs sit beside the record, in
+    ``<record name>.logs/``."""
+    folder = logs if logs is not None else record.with_name(f"{record.stem}.logs")
+    return folder / f"seat{seat}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)[:40]}.log"
