@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from itertools import combinations
 from typing import assert_never
 
 from referee.games.board.actions import (
@@ -48,6 +47,8 @@ from referee.games.board.ruleset import Ruleset
 from referee.games.board.state import EMPTY, GameState, Phase
 from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
 from referee.games.common.errors import IllegalActionError, MalformedActionError
+from referee.games.common.seats import replaced
+from referee.games.common.tickets import checked_keep, keep_choices
 
 #: Engineering guard, not a rule: flushes in a row before the row is left as it is. With the
 #: guard of RULINGS 1 and the lazy reshuffle of RULINGS 2 each flush has a positive chance to
@@ -126,19 +127,9 @@ def _build_tables(ruleset: Ruleset) -> _Tables:
 def _keep_choices(
     tables: _Tables, offered: tuple[int, ...], minimum: int
 ) -> tuple[KeepTickets, ...]:
-    """Every subset of ``offered`` with at least ``minimum`` tickets (003:17, 003:59)."""
-    key = (offered, minimum)
-    found = tables.keep_choices.get(key)
-    if found is None:
-        ordered = tuple(sorted(offered))
-        found = tuple(
-            KeepTickets(combo)
-            for size in range(max(1, min(minimum, len(ordered))), len(ordered) + 1)
-            for combo in combinations(ordered, size)
-        )
-        if len(tables.keep_choices) < 100_000:
-            tables.keep_choices[key] = found
-    return found
+    """Every subset of ``offered`` with at least ``minimum`` tickets, and at least one (003:17,
+    003:59)."""
+    return keep_choices(offered, minimum, tables.keep_choices, at_least_one=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,7 +216,7 @@ class _Tx:
     def add_to_hand(self, seat: int, card: int) -> None:
         hand = list(self.hands[seat])
         hand[card] += 1
-        self.hands = (*self.hands[:seat], tuple(hand), *self.hands[seat + 1 :])
+        self.hands = replaced(self.hands, seat, tuple(hand))
 
     # -- the train deck, the discards and the face-up row --------------------------------------
 
@@ -584,7 +575,7 @@ def apply(state: GameState, action: Action) -> GameState:
             n = min(state.ruleset.tickets_drawn, len(state.ticket_deck))
             drawn = tuple(reversed(state.ticket_deck[-n:]))
             tx.ticket_deck = state.ticket_deck[:-n]
-            tx.offered = _set(state.offered, state.seat, drawn)
+            tx.offered = replaced(state.offered, state.seat, drawn)
             tx.phase = Phase.KEEP_TICKETS
             tx.events.append(TicketsDrawn(state.seat, n, drawn))
         case KeepTickets(tickets=kept):
@@ -642,16 +633,6 @@ def _after_card(tx: _Tx, first: bool) -> None:
         tx.phase = Phase.SECOND_CARD
         return
     tx.end_turn()
-
-
-def _set(
-    values: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
-) -> tuple[tuple[int, ...], ...]:
-    return (*values[:seat], value, *values[seat + 1 :])
-
-
-def _set_int(values: tuple[int, ...], seat: int, value: int) -> tuple[int, ...]:
-    return (*values[:seat], value, *values[seat + 1 :])
 
 
 def _claim(state: GameState, tx: _Tx, action: ClaimRoute) -> None:
@@ -728,13 +709,13 @@ def _claim(state: GameState, tx: _Tx, action: ClaimRoute) -> None:
     if coloured:
         hand[colour] -= coloured
         discards[colour] += coloured
-    tx.hands = _set(state.hands, seat, tuple(hand))
+    tx.hands = replaced(state.hands, seat, tuple(hand))
     tx.discards = tuple(discards)
-    tx.trains = _set_int(state.trains, seat, state.trains[seat] - length)
+    tx.trains = replaced(state.trains, seat, state.trains[seat] - length)
     points = rules.route_points[length]  # 002:89-95 scoring table
-    tx.route_points = _set_int(state.route_points, seat, state.route_points[seat] + points)
+    tx.route_points = replaced(state.route_points, seat, state.route_points[seat] + points)
     bit = 1 << index
-    tx.owned = _set_int(state.owned, seat, state.owned[seat] | bit)
+    tx.owned = replaced(state.owned, seat, state.owned[seat] | bit)
     blocked = [b | bit for b in state.blocked]
     sibling = route.sibling
     if sibling is not None:
@@ -759,30 +740,11 @@ def _claim(state: GameState, tx: _Tx, action: ClaimRoute) -> None:
 def _keep(state: GameState, tx: _Tx, kept: object, minimum: int) -> None:
     seat = state.seat
     offered = state.offered[seat]
-    if not isinstance(kept, tuple) or not all(
-        isinstance(t, int) and not isinstance(t, bool) for t in kept
-    ):
-        raise MalformedActionError(
-            "action.tickets", f"tickets must be a tuple of ints, got {kept!r}"
-        )
-    if len(set(kept)) != len(kept):
-        raise MalformedActionError("action.tickets", f"ticket listed twice in {kept!r}")
-    stray = [t for t in kept if t not in offered]
-    if stray:
-        raise IllegalActionError(
-            "tickets.not_offered", f"ticket(s) {stray} were not among those drawn {sorted(offered)}"
-        )
-    need = min(minimum, len(offered))
-    if len(kept) < need:
-        raise IllegalActionError(
-            "tickets.keep_min",
-            f"must keep at least {need} of the {len(offered)} tickets drawn, not {len(kept)} "
-            "(003:17, 003:59)",
-        )
+    kept = checked_keep(offered, kept, minimum, dealt="drawn", rules="003:17, 003:59")
     returned = tuple(t for t in offered if t not in kept)
-    tx.tickets = _set(state.tickets, seat, state.tickets[seat] + tuple(sorted(kept)))
-    tx.offered = _set(state.offered, seat, ())
+    tx.tickets = replaced(state.tickets, seat, state.tickets[seat] + kept)
+    tx.offered = replaced(state.offered, seat, ())
     # 003:17, 003:59 "Returned cards go to the bottom of the deck" (RULINGS 6: at setup, in
     # seat order); 001:27-28, 001:100-102 the same. The bottom is the front of the tuple.
     tx.ticket_deck = returned + state.ticket_deck  # returned[0] ends deepest
-    tx.events.append(TicketsKept(seat, len(kept), len(returned), tuple(sorted(kept))))
+    tx.events.append(TicketsKept(seat, len(kept), len(returned), kept))

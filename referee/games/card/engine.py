@@ -64,6 +64,8 @@ from referee.games.card.state import EMPTY, CardGameState, Phase
 from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.memo import memoized
+from referee.games.common.seats import replaced
+from referee.games.common.tickets import checked_keep, keep_choices
 
 #: Engineering guard, not a rule: when this many full rounds of turns (``IDLE_ROUNDS`` times
 #: the number of seats) have ended since a Train card last moved anywhere or a ticket was
@@ -83,16 +85,6 @@ _NO_COLOURS: Final = (0,) * NUM_COLOURS
 def _rng(seed: int, purpose: str) -> random.Random:
     """A private RNG for one use (string seeds hash with SHA-512: the same everywhere)."""
     return random.Random(f"ttr-cardgame/{seed}/{purpose}")
-
-
-def _set(
-    values: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
-) -> tuple[tuple[int, ...], ...]:
-    return (*values[:seat], value, *values[seat + 1 :])
-
-
-def _set_int(values: tuple[int, ...], seat: int, value: int) -> tuple[int, ...]:
-    return (*values[:seat], value, *values[seat + 1 :])
 
 
 def _kinds(counts: tuple[int, ...]) -> tuple[int, ...]:
@@ -195,7 +187,7 @@ class _Tx:
     def add_to_hand(self, seat: int, card: int) -> None:
         hand = list(self.hands[seat])
         hand[card] += 1
-        self.hands = _set(self.hands, seat, tuple(hand))
+        self.hands = replaced(self.hands, seat, tuple(hand))
 
     def draw_top(self) -> int:
         card = self.deck[-1]
@@ -234,9 +226,9 @@ class _Tx:
         for c in moved:
             stack[c] += 1
         self.idle_turns = 0  # cards moved: the position is not frozen (IDLE_ROUNDS)
-        self.yard_cards = _set(self.yard_cards, seat, tuple(new_cards))
-        self.yard_locos = _set(self.yard_locos, seat, tuple(new_locos))
-        self.stacks = _set(self.stacks, seat, tuple(stack))
+        self.yard_cards = replaced(self.yard_cards, seat, tuple(new_cards))
+        self.yard_locos = replaced(self.yard_locos, seat, tuple(new_locos))
+        self.stacks = replaced(self.stacks, seat, tuple(stack))
         self.events.append(
             MovedOnTrack(seat, len(moved), tuple(sorted(moved)), self.rules.owners_see_stack)
         )
@@ -283,11 +275,13 @@ class _Tx:
             stack = self.stacks[seat]
             done = best_completion(rules, stack, self.tickets[seat])
             points = ticket_points(rules, done)
-            self.completed = _set(self.completed, seat, tuple(sorted(self.completed[seat] + done)))
-            self.tickets = _set(
+            self.completed = replaced(
+                self.completed, seat, tuple(sorted(self.completed[seat] + done))
+            )
+            self.tickets = replaced(
                 self.tickets, seat, tuple(t for t in self.tickets[seat] if t not in done)
             )
-            self.ticket_points = _set_int(
+            self.ticket_points = replaced(
                 self.ticket_points, seat, self.ticket_points[seat] + points
             )
             self.events.append(StackScored(seat, self.deck_number, stack, done, points))
@@ -461,21 +455,9 @@ _KEEP_CHOICES: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]] = {}
 
 
 def _keep_choices(offered: tuple[int, ...], minimum: int) -> tuple[KeepTickets, ...]:
-    """Every subset of ``offered`` with at least ``minimum`` tickets (000:54, 000:180-181),
-    smallest first, each ascending."""
-    key = (offered, minimum)
-    found = _KEEP_CHOICES.get(key)
-    if found is None:
-        ordered = tuple(sorted(offered))
-        found = tuple(
-            KeepTickets(combo)
-            for size in range(min(minimum, len(ordered)), len(ordered) + 1)
-            for combo in combinations(ordered, size)
-        )
-        if len(_KEEP_CHOICES) >= 1 << 16:
-            _KEEP_CHOICES.clear()
-        _KEEP_CHOICES[key] = found
-    return found
+    """Every subset of ``offered`` with at least ``minimum`` tickets (000:54, 000:180-181:
+    the minimum may be none), smallest first, each ascending."""
+    return keep_choices(offered, minimum, _KEEP_CHOICES, at_least_one=False)
 
 
 def _placements_for(
@@ -642,7 +624,7 @@ def apply(state: CardGameState, action: CardAction) -> CardGameState:
             n = min(state.ruleset.tickets_drawn, len(state.ticket_deck))
             drawn = tuple(reversed(state.ticket_deck[-n:]))
             tx.ticket_deck = state.ticket_deck[:-n]
-            tx.offered = _set(state.offered, seat, drawn)
+            tx.offered = replaced(state.offered, seat, drawn)
             tx.phase = Phase.KEEP_TICKETS
             tx.events.append(TicketsDrawn(seat, n, drawn))
         case KeepTickets(tickets=kept):
@@ -654,8 +636,8 @@ def apply(state: CardGameState, action: CardAction) -> CardGameState:
                 _wrong_phase(state, "keep tickets")
             kept_sorted = _check_keep(state, kept, minimum)
             returned = tuple(t for t in state.offered[seat] if t not in kept_sorted)
-            tx.tickets = _set(state.tickets, seat, state.tickets[seat] + kept_sorted)
-            tx.offered = _set(state.offered, seat, ())
+            tx.tickets = replaced(state.tickets, seat, state.tickets[seat] + kept_sorted)
+            tx.offered = replaced(state.offered, seat, ())
             tx.events.append(TicketsKept(seat, len(kept_sorted), len(returned), kept_sorted))
             if phase is Phase.SETUP_TICKETS:
                 # 000:56-57 "Unwanted Tickets are shuffled back into the Ticket deck" (each
@@ -732,28 +714,7 @@ def _after_pick(tx: _Tx, first: bool) -> None:
 
 
 def _check_keep(state: CardGameState, kept: object, minimum: int) -> tuple[int, ...]:
-    offered = state.offered[state.seat]
-    if not isinstance(kept, tuple) or not all(
-        isinstance(t, int) and not isinstance(t, bool) for t in kept
-    ):
-        raise MalformedActionError(
-            "action.tickets", f"tickets must be a tuple of ints, got {kept!r}"
-        )
-    if len(set(kept)) != len(kept):
-        raise MalformedActionError("action.tickets", f"ticket listed twice in {kept!r}")
-    stray = [t for t in kept if t not in offered]
-    if stray:
-        raise IllegalActionError(
-            "tickets.not_offered", f"ticket(s) {stray} were not among those drawn {sorted(offered)}"
-        )
-    need = min(minimum, len(offered))
-    if len(kept) < need:
-        raise IllegalActionError(
-            "tickets.keep_min",
-            f"must keep at least {need} of the {len(offered)} tickets dealt, not {len(kept)} "
-            "(000:54)",
-        )
-    return tuple(sorted(kept))
+    return checked_keep(state.offered[state.seat], kept, minimum, dealt="dealt", rules="000:54")
 
 
 def _ints(**values: object) -> None:
@@ -804,8 +765,8 @@ def _rob(state: CardGameState, tx: _Tx, colour: int) -> None:
         row_locos = list(tx.yard_locos[other])
         row_cards[colour] = 0
         row_locos[colour] = 0
-        tx.yard_cards = _set(tx.yard_cards, other, tuple(row_cards))
-        tx.yard_locos = _set(tx.yard_locos, other, tuple(row_locos))
+        tx.yard_cards = replaced(tx.yard_cards, other, tuple(row_cards))
+        tx.yard_locos = replaced(tx.yard_locos, other, tuple(row_locos))
         tx.events.append(TrainRobbed(seat, other, colour, cards, locos))
     tx.discards = tuple(discards)
 
@@ -849,16 +810,12 @@ def _place_suit(state: CardGameState, tx: _Tx, action: PlaceSuit) -> None:
     _check_colour_free(state, colour, cards + locos)
     hand[colour] -= cards
     hand[LOCOMOTIVE] -= locos
-    tx.hands = _set(state.hands, seat, tuple(hand))
+    tx.hands = replaced(state.hands, seat, tuple(hand))
     tx.events.append(SuitPlaced(seat, colour, cards, locos))
     _rob(state, tx, colour)
     # 000:130-135 one row, Locomotives on top
-    tx.yard_cards = _set(tx.yard_cards, seat, _with(tx.yard_cards[seat], colour, cards))
-    tx.yard_locos = _set(tx.yard_locos, seat, _with(tx.yard_locos[seat], colour, locos))
-
-
-def _with(values: tuple[int, ...], index: int, value: int) -> tuple[int, ...]:
-    return (*values[:index], value, *values[index + 1 :])
+    tx.yard_cards = replaced(tx.yard_cards, seat, replaced(tx.yard_cards[seat], colour, cards))
+    tx.yard_locos = replaced(tx.yard_locos, seat, replaced(tx.yard_locos[seat], colour, locos))
 
 
 def _place_mix(state: CardGameState, tx: _Tx, action: PlaceMix) -> None:
@@ -903,8 +860,8 @@ def _place_mix(state: CardGameState, tx: _Tx, action: PlaceMix) -> None:
     for c in colours:
         hand[c] -= 1
         cards[c] = 1  # each card its own colour's row (000:170-175)
-    tx.hands = _set(state.hands, seat, tuple(hand))
-    tx.yard_cards = _set(state.yard_cards, seat, tuple(cards))
+    tx.hands = replaced(state.hands, seat, tuple(hand))
+    tx.yard_cards = replaced(state.yard_cards, seat, tuple(cards))
     tx.events.append(MixPlaced(seat, colours))
 
 
