@@ -21,12 +21,16 @@ import pytest
 
 from leaderboard.schedule import SEED_BITS, build, game_seed, secret_seed
 from leaderboard.store import GameResult
-from leaderboard.worker import BotPool as _BotPool
-from leaderboard.worker import Entrant, Settings, Validation
-from leaderboard.worker import Play as _Play
-from leaderboard.worker import Validate as _Validate
-from leaderboard.worker import play_game as _play
-from leaderboard.worker import validate_bot as _validate
+from leaderboard.worker import (
+    BotPool,
+    Entrant,
+    Play,
+    Settings,
+    Validate,
+    Validation,
+    play_game,
+    validate_bot,
+)
 from referee.games.board import load_ruleset
 from referee.hosting.sandbox import unavailable_reason
 from referee.match import SeatBot
@@ -163,7 +167,7 @@ def test_play_draws_a_seed_no_bot_can_read_and_names_the_record_without_it(
 # tournaments: what the wire carries
 
 
-class _SpyPool(_BotPool):
+class _SpyPool(BotPool):
     """Seats in-process recording bots in place of bot processes, by (folder, copy)."""
 
     def __init__(self, seats: dict[tuple[str, int], SeatBot]) -> None:
@@ -218,8 +222,8 @@ def test_validation_and_scheduled_games_look_alike_on_the_wire(tmp_path: Path) -
         )
         validations = 12
         for _ in range(validations):
-            answer = _validate(
-                _Validate("/bots/a", entrants[0], secret_seed()), settings, ruleset, pool
+            answer = validate_bot(
+                Validate("/bots/a", entrants[0], secret_seed()), settings, ruleset, pool
             )
             assert answer == Validation(entrants[0], True, "")
         # Scheduled games: the three entrants, every rotation.
@@ -227,8 +231,8 @@ def test_validation_and_scheduled_games_look_alike_on_the_wire(tmp_path: Path) -
         base = secret_seed()
         results: list[GameResult] = []
         for game in build(3, players, 1, base, tournament_id=7):
-            task = _Play(game.game_id, 7, game, tuple(entrants[i] for i in game.seats))
-            results.append(_play(task, settings, ruleset, pool))
+            task = Play(game.game_id, 7, game, tuple(entrants[i] for i in game.seats))
+            results.append(play_game(task, settings, ruleset, pool))
 
     starts = hero.started
     assert len(starts) == validations + players

@@ -264,9 +264,9 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
 def test_a_sandboxed_pool_restarts_from_a_spare_and_leaves_no_process_behind() -> None:
     """Before a repeated deal the pool hands out a fresh process (the spare it started in the
     background); closing the pool stops the bots, the spare and the replaced processes."""
-    from leaderboard.worker import BotPool as _BotPool
+    from leaderboard.worker import BotPool
 
-    pool = _BotPool(startup_s=20.0, sandbox=SandboxConfig())
+    pool = BotPool(startup_s=20.0, sandbox=SandboxConfig())
     try:
         random_bot = str(ROOT / "sample_bots" / "random")
         first = pool.seat(random_bot, "random", "1", deal=7)
