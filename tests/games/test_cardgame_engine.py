@@ -13,11 +13,8 @@ Rulebook lines are ``000:LINE`` (shared/seeds/000_*.txt).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import random
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from itertools import combinations
 from pathlib import Path
@@ -205,38 +202,7 @@ def test_games_end_and_a_four_player_game_scores_twice() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# determinism
-
-
-def digest(players: int, seed: int) -> str:
-    """A hash of every event and the final state of one uniform game."""
-    h = hashlib.sha256()
-    for state in game(players, seed, uniform):
-        h.update(repr(state.events).encode())
-    h.update(repr(dataclasses.replace(state, ruleset=None)).encode())  # type: ignore[arg-type]
-    return h.hexdigest()
-
-
-def test_same_seed_and_actions_give_the_same_game() -> None:
-    assert digest(4, 21) == digest(4, 21)
-    assert digest(4, 21) != digest(4, 22)
-    a = list(game(3, 8, uniform))
-    b = list(game(3, 8, uniform))
-    assert a == b
-
-
-def test_the_same_game_in_another_process_with_another_hash_seed() -> None:
-    """Nothing depends on Python's per-process hash randomisation or on memo state."""
-    code = "from tests.games.test_cardgame_engine import digest; print(digest(4, 21))"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONHASHSEED": "12345", "PATH": ""},
-        cwd=Path(__file__).parents[2],
-    )
-    assert out.stdout.strip() == digest(4, 21)
+# determinism: tests/games/test_conformance.py, for every family
 
 
 # ---------------------------------------------------------------------------------------------

@@ -264,7 +264,8 @@ def test_different_seeds_deal_different_games(case: Case) -> None:
 
 def fingerprint() -> str:
     """One line per variant and player count: a self-play game's decisions and a hash of its
-    outcome and final views as sent on the wire."""
+    outcome and final views as sent on the wire, and of its whole final state, hidden facts
+    (deck order, other hands) included."""
     lines = []
     for case in CASES:
         family = case.family
@@ -273,6 +274,7 @@ def fingerprint() -> str:
         for seat in range(case.players):
             v = family.view_to_pb(family.view(game.final, seat))
             h.update(v.SerializeToString(deterministic=True))
+        h.update(repr(game.final).encode())
         lines.append(f"{case.id} {game.decisions} {h.hexdigest()}")
     return "\n".join(lines)
 

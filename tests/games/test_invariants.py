@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -541,47 +538,6 @@ def test_variants_sharing_a_map_deal_the_same_cards_but_their_own_tickets() -> N
         for v, g in games.items()
     }
     assert len({tuple(d) for d in dealt.values()}) == 4
-
-
-_FINGERPRINT = """
-import random
-from referee.games.board import (
-    apply, available_variants, legal_actions, load_ruleset, new_game, outcome
-)
-for variant in available_variants():
-    rules = load_ruleset(variant)
-    for players in range(rules.min_players, rules.max_players + 1):
-        state = new_game(rules, players, 12345)
-        rng = random.Random(99)
-        while not state.is_over:
-            actions = legal_actions(state)
-            state = apply(state, actions[rng.randrange(len(actions))])
-        print(variant, players, state.shuffles, state.turn, state.deck, state.hands,
-              state.owned, state.tickets, [s.total for s in outcome(state).seats])
-"""
-
-
-def fingerprint_in_subprocess(hash_seed: str) -> str:
-    env = {"PYTHONHASHSEED": hash_seed, "PATH": ""}
-    done = subprocess.run(
-        [sys.executable, "-c", _FINGERPRINT],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=Path(__file__).resolve().parents[2],
-        check=True,
-        timeout=120,
-    )
-    return done.stdout
-
-
-def test_games_do_not_depend_on_string_hashing() -> None:
-    """Same game in two interpreters with different hash seeds (set/dict order, str hashes):
-    the engine's chance comes only from its seeded RNGs (engine.py docstring: "the same
-    game, byte for byte, on every machine")."""
-    first = fingerprint_in_subprocess("1")
-    assert first.count("\n") == len(VARIANT_SEATS)
-    assert fingerprint_in_subprocess("2") == first
 
 
 # ---------------------------------------------------------------------------------------------
