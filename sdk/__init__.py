@@ -4,8 +4,6 @@ What a bot compares and names comes from here (docs/bot-api.md), so that no bot 
 or a card by hand: ``view.phase is Phase.TURN``, ``card_name(view.face_up[0])``.
 """
 
-from referee.games.board.state import EMPTY
-from referee.games.board.wire import ViewPhase as Phase
 from referee.games.common.cards import (
     CARD_NAMES,
     COLOURS,
@@ -14,6 +12,8 @@ from referee.games.common.cards import (
     NUM_CARD_KINDS,
     card_name,
 )
+from referee.games.common.codec import ViewPhase as Phase
+from referee.games.common.phase import EMPTY
 from sdk.bot import Bot, Game, StrategyBot
 from sdk.serve import run, serve, start_server
 

@@ -11,16 +11,16 @@
     if __name__ == "__main__":
         run(FirstBot())
 
-The SDK decodes every request with :mod:`referee.games.board.wire`, so ``view`` is the engine's own
-:class:`~referee.games.board.SeatView` and ``legal`` the engine's own actions. One bot process
-serves game after game, possibly several at once: what belongs to one game lives in its
-:class:`Game` (``self.game`` inside ``choose`` and the hooks), keyed by the request's ``game_id``.
-
-The same bot class serves Ticket to Ride: The Card Game too: for a card game (``game.family``
-``"card"``) the requests are decoded with :mod:`referee.games.card.wire`, so ``view`` is a
-:class:`~referee.games.card.CardSeatView`, ``legal`` the card engine's actions
-(:data:`~referee.games.card.CardAction`), ``game.ruleset`` a
-:class:`~referee.games.card.CardRuleset` and the outcome a :class:`~referee.games.card.CardOutcome`.
+The SDK decodes every request with the wire codec of the game's rules family (its
+``Family`` record, ``referee.games.registry``: the family whose setup a StartGame carries), so
+``view`` is that engine's own view and ``legal`` its own actions. In a board game
+(``game.family == "board"``) that is a :class:`~referee.games.board.SeatView` and
+:data:`~referee.games.board.Action` values; in Ticket to Ride: The Card Game (``"card"``) a
+:class:`~referee.games.card.CardSeatView`, :data:`~referee.games.card.CardAction` values, a
+:class:`~referee.games.card.CardRuleset` as ``game.ruleset`` and a
+:class:`~referee.games.card.CardOutcome` at the end. One bot process serves game after game,
+possibly several at once: what belongs to one game lives in its :class:`Game` (``self.game``
+inside ``choose`` and the hooks), keyed by the request's ``game_id``.
 """
 
 from __future__ import annotations
