@@ -56,7 +56,11 @@ _STDERR_TAIL_LINES = 15
 _STDERR_TAIL_BYTES = 8192
 #: the longest line echoed to a terminal (``BotLog.echo_to``); the log file keeps it whole
 ECHO_LINE_CHARS = 1000
-_ECHO_PIECE_BYTES = 4096  #: a line without a newline is echoed in pieces of this size
+#: A line without a newline is echoed in pieces of this size, so an endless line costs little
+#: to hold. Far above ECHO_LINE_CHARS: a line shorter than this is always echoed whole, with its
+#: true length in the cut marker, wherever the pipe reads happen to split it (a 4 KB piece once
+#: cut a 5,000-character line at a read boundary under load).
+_ECHO_PIECE_BYTES = 64 * 1024
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 

@@ -313,3 +313,33 @@ def test_the_tournament_display_names_a_faulty_seat_and_its_log() -> None:
         "exited with status 3); log: /r/logs/g/seat1-crasher.log"
     )
     assert len(lines) == FAULT_LINES + 1 and "not shown here" in lines[-1]
+
+
+def test_a_long_line_split_across_pipe_reads_is_echoed_whole(tmp_path: Path) -> None:
+    """The echo cuts a line at the same place whatever the pipe reads: here the 5,000
+    characters arrive in two writes (4,500 then the rest), as a loaded machine may deliver
+    them, and the echo still shows one line marked with the whole length."""
+    import os
+    import time
+
+    from referee.hosting.launcher import BotLog
+
+    shown: list[str] = []
+    log = BotLog(1024 * 1024)
+    log.echo_to(shown.append)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    with open(out_r, "rb", buffering=0) as out, open(err_r, "rb", buffering=0) as err:
+        log.attach(out, err)
+        line = b"y" * 5000
+        os.write(out_w, line[:4500])
+        time.sleep(0.2)  # the reader takes the first part alone
+        os.write(out_w, line[4500:] + b"\nnext\n")
+        os.close(out_w)
+        os.close(err_w)
+        deadline = time.monotonic() + 10
+        while len(shown) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        log.close()
+    assert shown[0].endswith("...[cut: 5000 chars]") and len(shown[0]) <= 1000
+    assert shown[1] == "next"
