@@ -18,6 +18,7 @@ from typing import Any
 from leaderboard.ratings import Standing, standings
 from leaderboard.schedule import games_in
 from leaderboard.store import Store, Tournament
+from referee.games.protocol import printable
 from referee.games.registry import matches_variant
 
 Pool = tuple[str, int, list[Standing]]  #: (variant ident, seats per game, the table)
@@ -76,7 +77,7 @@ def _percent(x: float) -> str:
 def _labels(table: list[Standing]) -> dict[int, str]:
     """``name version`` per bot_id; where two bots share it (the files changed but not the
     version), each also shows the start of its content hash, so the rows can be told apart."""
-    plain = {s.bot.bot_id: f"{s.bot.name} {s.bot.version}" for s in table}
+    plain = {s.bot.bot_id: printable(f"{s.bot.name} {s.bot.version}") for s in table}
     shared = {label for label in plain.values() if list(plain.values()).count(label) > 1}
     return {
         s.bot.bot_id: (

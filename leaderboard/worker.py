@@ -41,6 +41,7 @@ from typing import Any
 
 from leaderboard import schedule as schedule_mod
 from leaderboard.store import FaultRow, GameResult, SeatResult
+from referee.games.protocol import printable
 from referee.games.registry import AnyRuleset, family_of, load
 from referee.hosting.build import BUILD_FILES
 from referee.hosting.config import LaunchError
@@ -99,7 +100,9 @@ class Entrant:
 
     @property
     def label(self) -> str:
-        return f"{self.name} {self.version}"
+        """``name version``, escaped: an entrant read from a store written before names were
+        checked may hold control characters, and labels go to the terminal."""
+        return printable(f"{self.name} {self.version}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,16 @@ MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
 MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
 
 
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped as in ``repr`` (an escape sequence
+    becomes ``\\x1b]0;...``): what a name that came from a bot folder, a store or a record is
+    turned into before it reaches a terminal, so it can never move the cursor, retitle the
+    window or forge a line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``text`` made safe to record and send back: at most ``limit`` characters on one line.
 

@@ -108,6 +108,14 @@ def read_bot_config(folder: str | Path) -> BotConfig:
             return ""
         if not isinstance(value, str) or (required and not value.strip()):
             raise BotConfigError(f"{path}: key `{key}` must be a non-empty string")
+        bad = next((c for c in value if not c.isprintable()), None)
+        if bad is not None:
+            # Names and versions are printed on terminals and pages: a control character
+            # there could clear a screen or forge a leaderboard row.
+            raise BotConfigError(
+                f"{path}: key `{key}` holds the control character {bad!r} at "
+                f"{value.index(bad)}; use printable characters only"
+            )
         return value
 
     name = text("name", True)

@@ -26,6 +26,7 @@ from typing import Any
 
 from referee.games.common.describe import Describer, row
 from referee.games.common.events import FaceUpDealt
+from referee.games.protocol import printable
 from referee.games.registry import AnyFamily, AnyRuleset
 from referee.match import fault_words
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
@@ -59,8 +60,9 @@ def seat_names(data: dict[str, Any], seats: int) -> tuple[list[str], list[str]]:
     recorded = data.get("seats")
     for i in range(seats):
         entry = recorded[i] if isinstance(recorded, list) and i < len(recorded) else None
-        name = str(entry.get("name", "")) if isinstance(entry, dict) else ""
-        version = str(entry.get("version", "")) if isinstance(entry, dict) else ""
+        # A record is a file anyone may hand over: its names are escaped before they print.
+        name = printable(str(entry.get("name", ""))) if isinstance(entry, dict) else ""
+        version = printable(str(entry.get("version", ""))) if isinstance(entry, dict) else ""
         short.append(f"{i}:{name}" if name else f"seat {i}")
         full.append(f"{i}:{f'{name} {version}'.strip()}" if name else f"seat {i}")
     return short, full
