@@ -28,6 +28,8 @@ DEFAULT_BANK_MS = 60000
 DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
 MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
 MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
+#: the longest line of a bot's or a build's output shown on a terminal
+ECHO_LINE_CHARS = 1000
 
 
 def printable(text: str) -> str:

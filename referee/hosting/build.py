@@ -62,11 +62,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from referee.games.protocol import ECHO_LINE_CHARS, bounded
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.config import BotConfig, LaunchError
 from referee.hosting.sandbox import JAIL_ENV, Limits, SandboxConfig
@@ -78,6 +80,10 @@ LOCK = ".ttr-build.lock"
 #: takes well under a minute on 2 cores)
 BUILD_TIMEOUT_S = 900.0
 _TAIL_LINES = 15
+_TAIL_BYTES = 8192  #: what of a build's output is kept in memory for its error message
+#: how long to wait for a build's output once it ended (a leftover holding the pipe is killed
+#: with its jail or process group first)
+_READER_JOIN_S = 5.0
 #: the files the launcher writes in a bot folder (not the bot's own: a hash of what the bot
 #: is should leave them out, as :func:`fingerprint` does)
 BUILD_FILES = frozenset({STAMP, LOG, LOCK})
@@ -162,8 +168,12 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
         )
         started = time.monotonic()
         with _create(log) as out:
-            for step in config.build:
-                _run_step(config.name, folder, step, out, log, sandbox)
+            capped = BuildLog(out, sandbox.limits.log_kb * 1024)
+            try:
+                for step in config.build:
+                    _run_step(config.name, folder, step, capped, log, sandbox)
+            finally:
+                capped.close()  # says what was dropped, failed or not
         with _create(stamp) as out:
             out.write((fingerprint(folder) + "\n").encode())
         elapsed = time.monotonic() - started
@@ -208,22 +218,65 @@ def _locked(folder: Path, name: str) -> Iterator[None]:
         os.close(fd)
 
 
+class BuildLog:
+    """What a build prints, kept within bounds: at most ``limit`` bytes reach the log file (the
+    bots' ``--log-kb``; a note says how much was dropped), and only the last few KB stay in
+    memory for the error message, so a build printing without end costs neither the disk nor
+    the referee's memory."""
+
+    def __init__(self, out: IO[bytes], limit: int) -> None:
+        self.out = out
+        self.limit = limit
+        self.written = 0
+        self.dropped = 0
+        self.tail = bytearray()
+
+    def write(self, chunk: bytes) -> None:
+        room = self.limit - self.written
+        if room > 0:
+            self.out.write(chunk[:room])
+            self.out.flush()
+            self.written += min(room, len(chunk))
+        self.dropped += max(0, len(chunk) - max(room, 0))
+        self.tail += chunk[-_TAIL_BYTES:]
+        del self.tail[:-_TAIL_BYTES]
+
+    def close(self) -> None:
+        if self.dropped:
+            self.out.write(
+                f"\n[ttr: build log truncated: {self.dropped} more bytes dropped "
+                f"(limit {self.limit // 1024} KB)]\n".encode()
+            )
+            self.out.flush()
+
+    def pump(self, pipe: IO[bytes]) -> None:
+        """Copy ``pipe`` into the log until it closes (the build's stdout and stderr)."""
+        with contextlib.suppress(OSError, ValueError):
+            fd = pipe.fileno()
+            while chunk := os.read(fd, 65536):
+                self.write(chunk)
+
+    def tail_lines(self) -> list[str]:
+        """The last lines printed, each bounded and escaped as bot output is."""
+        text = bytes(self.tail).decode("utf-8", "replace").rstrip()
+        return [bounded(ln, ECHO_LINE_CHARS) for ln in text.splitlines()[-_TAIL_LINES:]]
+
+
 def _run_step(
     name: str,
     folder: Path,
     step: tuple[str, ...],
-    out: IO[bytes],
+    out: BuildLog,
     log: Path,
     sandbox: SandboxConfig,
 ) -> None:
     argv = [sys.executable if a == "{python}" else a for a in step]
     shown = " ".join(step)
     out.write(f"$ {shown}\n".encode())
-    out.flush()
     jail: sandbox_mod.Jail | None = None
     popen: dict[str, object] = {
         "stdin": subprocess.DEVNULL,
-        "stdout": out,
+        "stdout": subprocess.PIPE,
         "stderr": subprocess.STDOUT,
         "start_new_session": True,  # its own process group: a timeout stops all of it
     }
@@ -254,30 +307,45 @@ def _run_step(
             f"{e.strerror or e} (is the toolchain installed? tools/ensure_toolchains.sh "
             "installs the starter kits' ones)"
         ) from None
+    assert proc.stdout is not None
+    reader = threading.Thread(target=out.pump, args=(proc.stdout,), name="build-log", daemon=True)
+    reader.start()
     try:
-        _wait(name, folder, shown, proc, log)
+        _wait(name, folder, shown, proc, out, log, reader)
     finally:
         if jail is not None:
             jail.cleanup()  # whatever it left running in its cgroup
+        reader.join(timeout=_READER_JOIN_S)
+        proc.stdout.close()
 
 
-def _wait(name: str, folder: Path, shown: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+def _wait(
+    name: str,
+    folder: Path,
+    shown: str,
+    proc: subprocess.Popen[bytes],
+    out: BuildLog,
+    log: Path,
+    reader: threading.Thread,
+) -> None:
     try:
         code = proc.wait(timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _kill(proc)
+        reader.join(timeout=_READER_JOIN_S)
         raise BotBuildError(
             f"bot {name!r} ({folder}): its build command `{shown}` did not finish in "
-            f"{BUILD_TIMEOUT_S:g} s" + _log_tail(log)
+            f"{BUILD_TIMEOUT_S:g} s" + _log_tail(out, log)
         ) from None
     except BaseException:  # interrupted: leave no compiler running
         _kill(proc)
         raise
+    reader.join(timeout=_READER_JOIN_S)  # the last of its output, for the tail
     if code != 0:
         why = f"status {code}" if code > 0 else f"signal {-code}"
         raise BotBuildError(
             f"bot {name!r} ({folder}): its build command `{shown}` failed with {why}"
-            + _log_tail(log)
+            + _log_tail(out, log)
         )
 
 
@@ -287,11 +355,6 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def _log_tail(log: Path) -> str:
-    try:  # not through a link the build left in place of its log
-        with os.fdopen(os.open(log, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as f:
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = text.rstrip().splitlines()[-_TAIL_LINES:]
+def _log_tail(out: BuildLog, log: Path) -> str:
+    lines = out.tail_lines()
     return f"; the end of its output (all of it: {log}):\n" + "\n".join("  | " + ln for ln in lines)

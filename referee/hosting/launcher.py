@@ -43,7 +43,7 @@ from typing import IO, Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.games.protocol import bounded
+from referee.games.protocol import ECHO_LINE_CHARS, bounded
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.build import ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
@@ -55,7 +55,6 @@ STOP_GRACE_S = 1.0
 _STDERR_TAIL_LINES = 15
 _STDERR_TAIL_BYTES = 8192
 #: the longest line echoed to a terminal (``BotLog.echo_to``); the log file keeps it whole
-ECHO_LINE_CHARS = 1000
 #: A line without a newline is echoed in pieces of this size, so an endless line costs little
 #: to hold. Far above ECHO_LINE_CHARS: a line shorter than this is always echoed whole, with its
 #: true length in the cut marker, wherever the pipe reads happen to split it (a 4 KB piece once

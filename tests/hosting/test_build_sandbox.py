@@ -9,8 +9,11 @@ tests/hosting/test_starter_kits.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -205,3 +208,31 @@ def test_without_the_sandbox_the_build_runs_as_before(tmp_path: Path) -> None:
     folder = _bot(tmp_path, 'build = ["{python}", "build.py"]', script)
     load_bot_config(folder, sandbox.NO_SANDBOX)
     assert (folder / "out.txt").read_text() == SECRET
+
+
+# ---------------------------------------------------------------------------------------------
+# a build that floods its output (issue 21, item 3)
+
+
+@pytest.mark.parametrize("jailed", [True, False], ids=["sandbox", "no-sandbox"])
+def test_a_flooding_build_is_capped_on_disk_in_memory_and_on_the_terminal(
+    tmp_path: Path, jailed: bool
+) -> None:
+    """tests/hostile_bots/build_flood prints an 8 MB line with terminal escapes and 20,000 more
+    lines, then fails: the log keeps the bots' --log-kb and says what it dropped, and the error
+    (what reaches the organiser's terminal) is a few lines, each bounded and escaped."""
+    folder = tmp_path / "build_flood"
+    shutil.copytree(ROOT / "tests" / "hostile_bots" / "build_flood", folder)
+    config = sandbox.SandboxConfig(
+        enabled=jailed, limits=dataclasses.replace(sandbox.Limits(), log_kb=64)
+    )
+    with pytest.raises(BotBuildError) as e:
+        load_bot_config(folder, config)
+    message = str(e.value)
+    assert "failed with status 3" in message
+    assert len(message) < 20_000 and "\x1b" not in message
+    assert message.rstrip().endswith("| \\x1b[31mfatal: the last line\\x1b[0m")
+    assert all(len(line) <= 1010 for line in message.splitlines())
+    log = (folder / ".ttr-build.log").read_bytes()
+    assert len(log) < 64 * 1024 + 200
+    assert re.search(rb"\[ttr: build log truncated: \d+ more bytes dropped \(limit 64 KB\)\]", log)

@@ -1,0 +1,1 @@
+"""Never runs: its build fails."""
