@@ -74,8 +74,8 @@ from leaderboard.worker import (
 )
 from referee.games.registry import AnyRuleset, load
 from referee.hosting import sandbox as sandbox_mod
-from referee.hosting.config import BotConfig, LaunchError
-from referee.hosting.launcher import load_bot_config
+from referee.hosting.build import BotBuildError, ensure_built
+from referee.hosting.config import BotConfig, LaunchError, read_bot_config
 from referee.hosting.sandbox import SandboxConfig
 
 _MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of respawning
@@ -258,12 +258,15 @@ def _load_entrants(
     bot_dirs: Sequence[str],
     variant: str | None = None,
     sandbox: SandboxConfig | None = None,
-) -> list[Entrant]:
-    """Read each folder's bot.toml, hash the folder and add the bot to the store; a bot whose
-    bot.toml does not declare ``variant`` is refused."""
+) -> tuple[list[Entrant], dict[str, str]]:
+    """Read each folder's bot.toml, build it, hash the folder and add the bot to the store; a
+    bot whose bot.toml does not declare ``variant`` is refused. A bot whose build fails is
+    still an entrant (it is left out before validation, :func:`run`): one broken entry does not
+    stop the night. Returns the entrants and, by folder, why a build failed."""
     seen_paths: dict[str, str] = {}
     seen_names: dict[str, str] = {}
     loaded: list[tuple[BotConfig, str, str]] = []
+    failed: dict[str, str] = {}
     for spec in bot_dirs:
         folder = Path(spec)
         if not folder.exists() and ":" in spec:
@@ -272,9 +275,13 @@ def _load_entrants(
                 "hashed or restarted"
             )
         try:
-            config = load_bot_config(folder, sandbox)  # its build jailed as the bots are
+            config = read_bot_config(folder)
         except LaunchError as e:
             raise TournamentError(str(e)) from None
+        try:
+            ensure_built(config, sandbox)  # jailed as the bots are
+        except BotBuildError as e:
+            failed[str(folder.resolve())] = e.summary
         refusal = config.refusal(variant) if variant is not None else None
         if refusal is not None:
             raise TournamentError(refusal)
@@ -289,7 +296,7 @@ def _load_entrants(
         seen_paths[path] = spec
         seen_names[config.name] = spec
         loaded.append((config, bot_content_hash(folder), path))
-    return [
+    entrants = [
         Entrant(
             store.add_bot(config.name, config.version, config.author, digest),
             path,
@@ -299,6 +306,7 @@ def _load_entrants(
         )
         for config, digest, path in loaded
     ]
+    return entrants, failed
 
 
 def _settings_of(spec: TournamentSpec) -> Settings:
@@ -327,7 +335,7 @@ def _begin(
     records: str | None,
     name: str,
     sandbox: SandboxConfig | None = None,
-) -> tuple[Tournament, list[Entrant]]:
+) -> tuple[Tournament, list[Entrant], dict[str, str]]:
     unfinished = store.unfinished_tournament()
     if unfinished is not None:
         raise TournamentError(
@@ -344,7 +352,7 @@ def _begin(
         raise TournamentError(f"--rounds must be at least 1, not {rounds}")
     if records is not None:
         _check_writable(Path(records))
-    entrants = _load_entrants(store, bot_dirs, ruleset.name, sandbox)
+    entrants, failed = _load_entrants(store, bot_dirs, ruleset.name, sandbox)
     if len(entrants) < players:
         raise TournamentError(
             f"{len(entrants)} bot(s) entered; {players}-player games need at least {players}"
@@ -365,7 +373,7 @@ def _begin(
             "bots": [{"bot_id": e.bot_id, "path": e.path} for e in entrants],
         },
     )
-    return store.begin_tournament(spec), entrants
+    return store.begin_tournament(spec), entrants, failed
 
 
 def _check_writable(folder: Path) -> None:
@@ -451,10 +459,11 @@ def run(
     by default, a Ray cluster's with ``leaderboard.cluster.Cluster.crew``."""
     crews = crews or _Workers
     events = events or Events()
+    failed: dict[str, str] = {}  #: why a build failed, by folder (a resumed run rebuilds)
     if resume:
         tournament, entrants = _resume(store, bot_dirs)
     else:
-        tournament, entrants = _begin(
+        tournament, entrants, failed = _begin(
             store,
             bot_dirs,
             variant=variant,
@@ -482,6 +491,12 @@ def run(
     crew: Crew | None = None
     try:
         status = {row.bot_id: (accepted, reason) for row, _, accepted, reason in store.entries(tid)}
+        for e in entrants:  # a failed build is left out as a bot that will not start is
+            why = failed.get(e.path)
+            if why is not None and e.bot_id not in status:
+                store.enter(tid, e.bot_id, e.path, False, why)
+                status[e.bot_id] = (False, why)
+                events.validated(Validation(e, False, why))
         unvalidated = [e for e in entrants if e.bot_id not in status]
         if unvalidated:
             crew = crews(max(1, min(workers, len(unvalidated))), settings)

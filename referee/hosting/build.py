@@ -106,7 +106,13 @@ _PASSED_ENV = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PRO
 
 
 class BotBuildError(LaunchError):
-    """A bot's build failed, timed out or could not run; the message ends with its log's tail."""
+    """A bot's build failed, timed out or could not run; the message ends with its log's tail.
+    ``summary`` is one line for a table of entrants: why, the first line of its output that
+    names an error (a compiler's first complaint) and where the whole log is."""
+
+    def __init__(self, message: str, summary: str = "") -> None:
+        super().__init__(message)
+        self.summary = summary or message.splitlines()[0]
 
 
 def fingerprint(folder: Path) -> str:
@@ -230,8 +236,14 @@ class BuildLog:
         self.written = 0
         self.dropped = 0
         self.tail = bytearray()
+        self.first_error = ""  #: the first line that says "error", bounded and escaped
+        self._line = bytearray()  #: the line being read, its first ECHO_LINE_CHARS bytes
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes, *, ours: bool = False) -> None:
+        """Keep ``chunk`` of the build's output (``ours``: a line the referee writes, such as
+        the command it runs, which is never taken for the build's first error)."""
+        if not self.first_error and not ours:
+            self._look_for_error(chunk)
         room = self.limit - self.written
         if room > 0:
             self.out.write(chunk[:room])
@@ -240,6 +252,17 @@ class BuildLog:
         self.dropped += max(0, len(chunk) - max(room, 0))
         self.tail += chunk[-_TAIL_BYTES:]
         del self.tail[:-_TAIL_BYTES]
+
+    def _look_for_error(self, chunk: bytes) -> None:
+        *ended, rest = chunk.split(b"\n")
+        for piece in ended:
+            line = bytes(self._line + piece[: max(0, ECHO_LINE_CHARS - len(self._line))])
+            self._line.clear()
+            if b"error" in line.lower():
+                self.first_error = bounded(line.decode("utf-8", "replace").strip())
+                return
+        room = max(0, ECHO_LINE_CHARS - len(self._line))
+        self._line += rest[:room]
 
     def close(self) -> None:
         if self.dropped:
@@ -272,7 +295,7 @@ def _run_step(
 ) -> None:
     argv = [sys.executable if a == "{python}" else a for a in step]
     shown = " ".join(step)
-    out.write(f"$ {shown}\n".encode())
+    out.write(f"$ {shown}\n".encode(), ours=True)
     jail: sandbox_mod.Jail | None = None
     popen: dict[str, object] = {
         "stdin": subprocess.DEVNULL,
@@ -333,9 +356,10 @@ def _wait(
     except subprocess.TimeoutExpired:
         _kill(proc)
         reader.join(timeout=_READER_JOIN_S)
+        why = f"did not finish in {BUILD_TIMEOUT_S:g} s"
         raise BotBuildError(
-            f"bot {name!r} ({folder}): its build command `{shown}` did not finish in "
-            f"{BUILD_TIMEOUT_S:g} s" + _log_tail(out, log)
+            f"bot {name!r} ({folder}): its build command `{shown}` {why}" + _log_tail(out, log),
+            _summary(shown, why, out, log),
         ) from None
     except BaseException:  # interrupted: leave no compiler running
         _kill(proc)
@@ -345,7 +369,8 @@ def _wait(
         why = f"status {code}" if code > 0 else f"signal {-code}"
         raise BotBuildError(
             f"bot {name!r} ({folder}): its build command `{shown}` failed with {why}"
-            + _log_tail(out, log)
+            + _log_tail(out, log),
+            _summary(shown, f"failed with {why}", out, log),
         )
 
 
@@ -353,6 +378,12 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def _summary(shown: str, why: str, out: BuildLog, log: Path) -> str:
+    first = out.first_error or (out.tail_lines() or [""])[-1]
+    said = f": {first}" if first else ""
+    return f"its build `{bounded(shown)}` {why}{said} (log: {log})"
 
 
 def _log_tail(out: BuildLog, log: Path) -> str:

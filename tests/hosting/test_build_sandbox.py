@@ -236,3 +236,35 @@ def test_a_flooding_build_is_capped_on_disk_in_memory_and_on_the_terminal(
     log = (folder / ".ttr-build.log").read_bytes()
     assert len(log) < 64 * 1024 + 200
     assert re.search(rb"\[ttr: build log truncated: \d+ more bytes dropped \(limit 64 KB\)\]", log)
+
+
+def test_a_failing_build_is_left_out_and_the_night_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a bot that will not start is: the tournament plays the others, and the line that
+    leaves it out names its first error and its log (issue 21, item 3)."""
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    script = (
+        "import sys; print('compiling bot.cc'); "
+        "print('bot.cc:3:9: error: expected \\';\\' before \\'}\\' token'); "
+        "print('bot.cc:7:1: error: second error'); sys.exit(2)"
+    )
+    (folder / "bot.toml").write_text(
+        'name = "broken"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n'
+        f"build = {json.dumps(['{python}', '-c', script])}\n"
+    )
+    (folder / "bot.py").write_text("raise SystemExit('never runs')\n")
+    db = tmp_path / "night.db"
+    greedy = ROOT / "sample_bots" / "greedy"
+    args = ["tournament", "run", "--db", str(db), "--players", "2", "--rounds", "1"]
+    code = cli_main([*args, str(folder), str(RANDOM), str(greedy)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    text = out.out + out.err
+    log = folder / ".ttr-build.log"
+    assert (
+        f"LEFT OUT  broken 1: its build `{{python}} -c {script}` failed with status 2: "
+        f"bot.cc:3:9: error: expected ';' before '}}' token (log: {log})"
+    ) in text
+    assert "2/2 games" in text or "games stored" in text
