@@ -319,7 +319,9 @@ def _run_step(
                 )
             except sandbox_mod.SandboxError as e:
                 raise BotBuildError(f"bot {name!r} ({folder}): cannot build it: {e}") from None
-            proc = jail.popen(**popen)
+            # bwrap itself (the jail's PID 1, whose /proc/1/environ the build can read) gets
+            # the clean environment too, not the referee's: as the launcher does for bots.
+            proc = jail.popen(env=env, **popen)
         else:
             proc = subprocess.Popen(argv, cwd=folder, **popen)  # type: ignore[call-overload]
     except OSError as e:

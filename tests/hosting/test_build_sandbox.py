@@ -268,3 +268,32 @@ def test_a_failing_build_is_left_out_and_the_night_goes_on(
         f"bot.cc:3:9: error: expected ';' before '}}' token (log: {log})"
     ) in text
     assert "2/2 games" in text or "games stored" in text
+
+
+def test_a_build_cannot_read_the_referees_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every /proc/*/environ a jailed build can read, the jail's PID 1 (bwrap) included, is the
+    clean environment bots get, not the referee's (issue 21, item 3)."""
+    monkeypatch.setenv("TTR_TEST_REFEREE_SECRET", SECRET)
+    script = (
+        "import os, pathlib\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    if pid.isdigit():\n"
+        "        try:\n"
+        "            env = pathlib.Path('/proc', pid, 'environ').read_bytes()\n"
+        "        except OSError as e:\n"
+        "            env = repr(e).encode()\n"
+        "        print(pid, env.replace(b'\\0', b' ').decode(errors='replace'))\n"
+    )
+    folder = tmp_path / "envbot"
+    folder.mkdir()
+    (folder / "probe.py").write_text(script)
+    (folder / "bot.toml").write_text(
+        'name = "envbot"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n'
+        'build = ["{python}", "probe.py"]\n'
+    )
+    load_bot_config(folder, sandbox.SandboxConfig())
+    log = (folder / ".ttr-build.log").read_text()
+    assert "\n1 " in log  # it did read PID 1's environment
+    assert SECRET not in log and "TTR_TEST_REFEREE_SECRET" not in log
