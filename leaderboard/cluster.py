@@ -9,14 +9,15 @@ One actor per worker slot, each like a local worker: it keeps its bots alive acr
 tournament that local workers and actors share. The driver hands each actor one task at a
 time, so an interrupted run stops after the games in play.
 
-Bots. The driver packs every bot folder (the files its content hash covers: ``bot_files``)
-into one zip as ``bots/<content hash>/``, puts it in Ray's object store and passes it to each
-actor; the first actor on a node unpacks it into the node's temporary folder, named by the
-zip's hash, and hashes every bot again (:func:`unpack_bots`): a bot that differs is refused.
-A bot's build (bot.toml ``build``) then runs on the node when the launcher first reads it, as
-on a local machine. Why not a runtime environment's ``working_dir``: below the job level Ray
-takes only a URI there (no local folder), and the job's runtime environment is fixed when
-the driver connects, before the run knows its bots (``--resume`` reads them from the store).
+Bots. The driver packs every bot folder (the files and links its content hash covers:
+``referee.hosting.folder.entries``; links stay links) into one zip as ``bots/<content hash>/``,
+puts it in Ray's object store and passes it to each actor; the first actor on a node unpacks it
+into the node's temporary folder, named by the zip's hash, and hashes every bot again
+(:func:`unpack_bots`): a bot that differs is refused. A bot's build (bot.toml ``build``) then
+runs on the node when the launcher first reads it, as on a local machine. Why not a runtime
+environment's ``working_dir``: below the job level Ray takes only a URI there (no local folder),
+and the job's runtime environment is fixed when the driver connects, before the run knows its
+bots (``--resume`` reads them from the store).
 
 Records and logs. An actor plays with records under a node-local scratch folder, then sends
 the record's and logs' bytes back with the answer; the driver writes them where a local run
@@ -47,6 +48,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import tempfile
 import warnings
 import zipfile
@@ -65,11 +67,10 @@ from leaderboard.worker import (
     Task,
     Validate,
     Validation,
-    bot_content_hash,
-    bot_files,
     run_task,
 )
 from referee.games.registry import load
+from referee.hosting.folder import content_hash, entries, read_chunks
 from referee.match import write_text_atomic
 
 if TYPE_CHECKING:
@@ -284,11 +285,20 @@ def unpack_bots(package_id: str, package: bytes) -> tuple[Path, str]:
                 if not target.resolve().is_relative_to(partial.resolve()):
                     continue  # we made the zip; never write outside the folder regardless
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(zf.read(info))
-                target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
+                mode = info.external_attr >> 16
+                if stat.S_ISLNK(mode):
+                    link = zf.read(info).decode()
+                    inside = Path(os.path.normpath(target.parent / link))
+                    if os.path.isabs(link) or not inside.is_relative_to(partial):
+                        continue  # the driver packs only links inside a folder
+                    target.symlink_to(link)
+                    continue
+                with zf.open(info) as member, target.open("wb") as out:
+                    shutil.copyfileobj(member, out, 1 << 20)
+                target.chmod(mode & 0o777 or 0o644)
         refusal = ""
         for folder in sorted((partial / "bots").iterdir()):
-            found = bot_content_hash(folder)
+            found = content_hash(folder)
             if found != folder.name:
                 refusal = (
                     f"node {socket.gethostname()}: its copy of bot {folder.name[:12]} hashes "
@@ -312,13 +322,21 @@ def pack_bots(folders: Sequence[str], out: Path) -> dict[str, str]:
     hashes: dict[str, str] = {}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for folder in sorted(set(folders)):
-            digest = bot_content_hash(folder)
+            digest = content_hash(folder)
             hashes[folder] = digest
-            for rel, path in bot_files(folder):
-                info = zipfile.ZipInfo(f"bots/{digest}/{rel}", date_time=(1980, 1, 1, 0, 0, 0))
-                info.external_attr = (path.stat().st_mode & 0o777 | 0o100000) << 16
+            for entry in entries(folder):
+                info = zipfile.ZipInfo(
+                    f"bots/{digest}/{entry.rel}", date_time=(1980, 1, 1, 0, 0, 0)
+                )
                 info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, path.read_bytes())
+                if entry.link is not None:  # a link inside the folder stays a link
+                    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+                    zf.writestr(info, entry.link)
+                    continue
+                info.external_attr = (entry.mode | stat.S_IFREG) << 16
+                with zf.open(info, "w", force_zip64=True) as member:
+                    for chunk in read_chunks(entry.path):
+                        member.write(chunk)
     size = out.stat().st_size
     if size >= _PACKAGE_LIMIT:
         raise TournamentError(

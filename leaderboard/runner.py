@@ -69,13 +69,13 @@ from leaderboard.worker import (
     Task,
     Validate,
     Validation,
-    bot_content_hash,
     worker_main,
 )
 from referee.games.registry import AnyRuleset, load
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.build import BotBuildError, ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
+from referee.hosting.folder import BotFolderError, content_hash
 from referee.hosting.sandbox import SandboxConfig
 
 _MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of respawning
@@ -295,7 +295,12 @@ def _load_entrants(
             )
         seen_paths[path] = spec
         seen_names[config.name] = spec
-        loaded.append((config, bot_content_hash(folder), path))
+        try:
+            digest = content_hash(folder)
+        except BotFolderError as e:  # left out as a failed build is: the night goes on
+            failed[path] = str(e)
+            digest = "refused:" + path
+        loaded.append((config, digest, path))
     entrants = [
         Entrant(
             store.add_bot(config.name, config.version, config.author, digest),
@@ -400,7 +405,11 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
         path = str(entry["path"])
         if not Path(path).is_dir():
             raise TournamentError(f"{path}: bot {row.name!r} of this tournament is gone")
-        if bot_content_hash(path) != row.content_hash:
+        try:
+            digest = content_hash(path)
+        except BotFolderError as e:
+            raise TournamentError(str(e)) from None
+        if digest != row.content_hash:
             raise TournamentError(
                 f"{path}: bot {row.name!r} changed since the tournament began; restore its "
                 "files to finish this tournament, or start a new one"

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import os
 import queue
 import re
@@ -43,7 +42,6 @@ from leaderboard import schedule as schedule_mod
 from leaderboard.store import FaultRow, GameResult, SeatResult
 from referee.games.protocol import printable
 from referee.games.registry import AnyRuleset, family_of, load
-from referee.hosting.build import BUILD_FILES
 from referee.hosting.config import LaunchError
 from referee.hosting.launcher import LaunchedBot
 from referee.hosting.sandbox import SandboxConfig
@@ -52,40 +50,7 @@ from referee.match import Clock, Match, MatchResult, SeatBot
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
 VALIDATION_BOT = ROOT / "sample_bots" / "random"
-#: folders and files that are not part of a bot's identity (caches, installed dependencies)
-_HASH_SKIP_DIRS = frozenset(
-    {"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
-)
 POLL_S = 0.5  #: how often a waiting worker checks that its parent is alive
-
-
-def bot_content_hash(folder: str | Path) -> str:
-    """SHA-256 over the bot folder's files (relative paths and bytes, in sorted order),
-    skipping caches and installed dependencies. A bot whose files change is a new bot: its
-    games and rating are kept apart from the old one's, and a resumed tournament refuses it."""
-    digest = hashlib.sha256()
-    for rel, path in bot_files(folder):
-        digest.update(rel.encode() + b"\0")
-        with contextlib.suppress(OSError):  # a file vanishing mid-walk: hash what is there
-            digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def bot_files(folder: str | Path) -> list[tuple[str, Path]]:
-    """The files that make a bot (relative path, path), sorted: what its content hash covers
-    and what a cluster ships to its nodes (leaderboard/cluster.py)."""
-    root = Path(folder)
-    files: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _HASH_SKIP_DIRS)
-        for name in filenames:
-            # the build's own stamp, log and lock change on every rebuild of the same sources
-            if name.endswith(".pyc") or (Path(dirpath) == root and name in BUILD_FILES):
-                continue
-            path = Path(dirpath) / name
-            files.append((path.relative_to(root).as_posix(), path))
-    return sorted(files)
 
 
 @dataclass(frozen=True, slots=True)

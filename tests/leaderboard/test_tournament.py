@@ -24,7 +24,7 @@ from leaderboard.runner import TournamentError, run
 from leaderboard.schedule import games_in
 from leaderboard.store import Store
 from leaderboard.table import leaderboard
-from leaderboard.worker import bot_content_hash
+from referee.hosting.folder import content_hash
 from referee.replay import verify
 from ttr_arena.cli import main as cli_main
 
@@ -321,10 +321,10 @@ def test_organiser_mistakes_get_one_line(
 
 def test_a_changed_bot_cannot_join_a_resumed_tournament(tmp_path: Path) -> None:
     a = sdk_bot(tmp_path / "a", "a", "def choose(self, view, legal):\n    return 0\n")
-    before = bot_content_hash(a)
+    before = content_hash(a)
     (Path(a) / "__pycache__").mkdir()
     (Path(a) / "__pycache__" / "x.pyc").write_bytes(b"cache")
-    assert bot_content_hash(a) == before  # caches are not part of a bot
+    assert content_hash(a) == before  # caches are not part of a bot
     with Store(tmp_path / "l.db") as store:
         outcome = run(
             store,
