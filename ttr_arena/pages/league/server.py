@@ -151,10 +151,19 @@ _REPLAY = re.compile(r"/games/([^/]+)\.html")
 _LOG = re.compile(r"/games/([^/]+)/seat(\d{1,2})\.log")
 
 
+#: seconds a connection may sit idle, or take to send a request's headers, before it is
+#: closed: a page polling every two seconds never waits that long, a slow or idle client does
+IDLE_S = 10.0
+#: connections served at once; one more is closed as soon as it is accepted, so the server
+#: never runs out of descriptors (and never spins on a failing ``accept``)
+MAX_CONNECTIONS = 64
+
+
 class _Handler(BaseHTTPRequestHandler):
     site: LeagueSite  # set on the subclass made by make_server
     server_version = "ttr-league"
     protocol_version = "HTTP/1.1"  # keep-alive: a polling page reuses its connection
+    timeout = IDLE_S  # on every read: idle keep-alive connections and slow headers alike
 
     def version_string(self) -> str:
         return self.server_version  # no Python version: nothing for a scanner to go on
@@ -244,6 +253,31 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # Ctrl-C does not wait for a browser's idle keep-alive connection
+    #: the listen backlog: socketserver's 5 drops the handshakes of a burst of clients (each
+    #: then waits a second or more to retry) faster than the loop accepts and sheds them
+    request_queue_size = 128
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most :data:`MAX_CONNECTIONS` at once; past that the
+        connection is closed at once (the page's next poll gets through)."""
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line, never a traceback: a client that hung up is not the server's problem."""
