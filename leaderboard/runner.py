@@ -314,6 +314,24 @@ def _load_entrants(
     return entrants, failed
 
 
+def _leave_out(
+    store: Store,
+    tid: int,
+    entrants: Sequence[Entrant],
+    failed: dict[str, str],
+    status: dict[int, tuple[bool, str]],
+    events: Events,
+) -> None:
+    """Enter each bot whose build failed or whose folder was refused as left out, with why,
+    before validation: as a bot that will not start is, and the night goes on."""
+    for e in entrants:
+        why = failed.get(e.path)
+        if why is not None and e.bot_id not in status:
+            store.enter(tid, e.bot_id, e.path, False, why)
+            status[e.bot_id] = (False, why)
+            events.validated(Validation(e, False, why))
+
+
 def _settings_of(spec: TournamentSpec) -> Settings:
     c = spec.config
     return Settings(
@@ -500,12 +518,7 @@ def run(
     crew: Crew | None = None
     try:
         status = {row.bot_id: (accepted, reason) for row, _, accepted, reason in store.entries(tid)}
-        for e in entrants:  # a failed build is left out as a bot that will not start is
-            why = failed.get(e.path)
-            if why is not None and e.bot_id not in status:
-                store.enter(tid, e.bot_id, e.path, False, why)
-                status[e.bot_id] = (False, why)
-                events.validated(Validation(e, False, why))
+        _leave_out(store, tid, entrants, failed, status, events)
         unvalidated = [e for e in entrants if e.bot_id not in status]
         if unvalidated:
             crew = crews(max(1, min(workers, len(unvalidated))), settings)
