@@ -17,8 +17,8 @@ raises :class:`WireError`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeAlias, assert_never, overload
+from collections.abc import Callable, Iterable
+from typing import TypeAlias, assert_never
 
 from referee.games.board.actions import (
     Action,
@@ -208,41 +208,14 @@ _action_of_bytes: Callable[[bytes], Action] = memoized(_action_from_bytes)
 
 
 class LegalActions(family.LegalActions[Action]):
-    """The legal actions of a request, each read from its message when first used.
+    """A board game's legal actions, read lazily (the shared base says why); reads go through
+    the same memo as :func:`legal_actions_from_pb`."""
 
-    What the SDK hands to ``Bot.choose``: many bots look at a few of the legal actions (a
-    random bot at one), and reading all of them on every decision was most of the SDK's time
-    per request (bench/wire.py). Reads go through the same memo as
-    :func:`legal_actions_from_pb`; an action this version cannot read raises
-    ``MalformedActionError`` when it is used, not before.
-    """
+    __slots__ = ()
 
-    __slots__ = ("_actions", "_msgs")
-
-    def __init__(self, msgs: Sequence[actions_pb2.Action]) -> None:
-        self._msgs = msgs
-        self._actions: list[Action | None] = [None] * len(msgs)
-
-    def __len__(self) -> int:
-        return len(self._actions)
-
-    @overload
-    def __getitem__(self, index: int) -> Action: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Action, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Action | tuple[Action, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        action = self._actions[index]
-        if action is None:
-            action = self._actions[index] = _action_of_bytes(self._msgs[index].SerializeToString())
-        return action
-
-    def __iter__(self) -> Iterator[Action]:
-        for i in range(len(self._actions)):
-            yield self[i]
+    @staticmethod
+    def _read(data: bytes) -> Action:
+        return _action_of_bytes(data)
 
     def position(self, action: Action) -> int:
         """Where ``action`` is in the list, or -1. Looks among the actions already read for
@@ -254,9 +227,6 @@ class LegalActions(family.LegalActions[Action]):
             if self[i] == action:
                 return i
         return -1
-
-    def __repr__(self) -> str:
-        return f"LegalActions({list(self)!r})"
 
 
 def legal_actions_from_pb(msgs: Iterable[actions_pb2.Action]) -> tuple[Action, ...]:

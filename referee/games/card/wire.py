@@ -21,8 +21,8 @@ message classes only, never grpc.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import assert_never, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import assert_never
 
 from referee.games.card.actions import CardAction, PlaceMix, PlaceSuit
 from referee.games.card.engine import IDLE_ROUNDS
@@ -261,32 +261,11 @@ class LegalActions(family.LegalActions[CardAction]):
     game). An action this version cannot read (a member added by a later version) raises
     ``MalformedActionError`` when it is used, not before, so the others stay choosable."""
 
-    __slots__ = ("_actions", "_msgs")
+    __slots__ = ()
 
-    def __init__(self, msgs: Sequence[actions_pb2.Action]) -> None:
-        self._msgs = msgs
-        self._actions: list[CardAction | None] = [None] * len(msgs)
-
-    def __len__(self) -> int:
-        return len(self._actions)
-
-    @overload
-    def __getitem__(self, index: int) -> CardAction: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[CardAction, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> CardAction | tuple[CardAction, ...]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        action = self._actions[index]
-        if action is None:
-            action = self._actions[index] = _action_of_bytes(self._msgs[index].SerializeToString())
-        return action
-
-    def __iter__(self) -> Iterator[CardAction]:
-        for i in range(len(self._actions)):
-            yield self[i]
+    @staticmethod
+    def _read(data: bytes) -> CardAction:
+        return _action_of_bytes(data)
 
     def position(self, action: CardAction) -> int:
         """Where ``action`` is in the list, or -1. Looks among the actions already read first
@@ -302,9 +281,6 @@ class LegalActions(family.LegalActions[CardAction]):
             except MalformedActionError:
                 continue
         return -1
-
-    def __repr__(self) -> str:
-        return f"LegalActions({list(self)!r})"
 
 
 # ---------------------------------------------------------------------------------------------

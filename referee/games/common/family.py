@@ -18,9 +18,9 @@ those values between one family's functions without looking inside them.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, overload
 
 if TYPE_CHECKING:
     from referee.games.common.describe import Describer
@@ -40,12 +40,49 @@ Column = tuple[str, Callable[[Any], str]]
 
 
 class LegalActions(Sequence[A_co]):
-    """The legal actions of a request as the SDK hands them to a bot: a sequence read lazily
-    from the request, which also finds an action's index to send back (-1: not among them).
-    Each family's wire module has one."""
+    """The legal actions of a request as the SDK hands them to a bot, each read from its
+    message when first used: many bots look at a few of them (a random bot at one), and
+    reading all of them on every decision was most of the SDK's time per request
+    (bench/wire.py). An action this version cannot read raises ``MalformedActionError`` when
+    it is used, not before. Each family's wire module subclasses it with its decoder
+    (``_read``, a memo of serialized action -> action) and its ``position``."""
+
+    __slots__ = ("_actions", "_msgs")
+
+    def __init__(self, msgs: Sequence[actions_pb2.Action]) -> None:
+        self._msgs = msgs
+        self._actions: list[A_co | None] = [None] * len(msgs)
+
+    @staticmethod
+    @abstractmethod
+    def _read(data: bytes) -> Any: ...
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    @overload
+    def __getitem__(self, index: int) -> A_co: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[A_co, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> A_co | tuple[A_co, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        action = self._actions[index]
+        if action is None:
+            action = self._actions[index] = self._read(self._msgs[index].SerializeToString())
+        return action
+
+    def __iter__(self) -> Iterator[A_co]:
+        for i in range(len(self._actions)):
+            yield self[i]
 
     @abstractmethod
     def position(self, action: Any) -> int: ...
+
+    def __repr__(self) -> str:
+        return f"LegalActions({list(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)
