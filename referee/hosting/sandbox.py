@@ -13,16 +13,22 @@ started as::
   the runtime (``/usr``, the interpreter, the SDK), its own folder, a private writable
   ``/tmp`` of bounded size, ``/proc`` of its own PID namespace and a minimal ``/dev``;
   nothing else (not other bots, the records, the store, the referee's code).
-* It is reached only through a Unix socket in a folder the launcher made for it and binds
-  at ``/run/ttr`` inside: no bot can see, bind or connect to another's.
+* It is reached only through a Unix socket in ``/run/ttr``, a tmpfs of its own of
+  :data:`SOCKET_TMPFS_BYTES`: the referee reaches it through the jail's root
+  (``/proc/PID/root/run/ttr``, a link in the socket folder it made), so no host directory is
+  writable by the bot and no bot can see, bind or connect to another's.
+* A **seccomp** filter (:data:`DENIED_SYSCALLS`, built by libseccomp) refuses what no bot or
+  build needs and what let seats collude or escape: the kernel keyrings (a session keyring
+  the referee runs under would otherwise be shared by every jail), ptrace, perf events,
+  userfaultfd, new namespaces, mounts, BPF, io_uring, kernel modules.
 * **setpriv** switches to a uid of its own (drawn at random from a range no account uses),
   clears every capability and sets no_new_privs, so nothing it runs can regain privileges.
   Only a referee running as root can do that; otherwise bwrap puts the bot in a user
   namespace as the referee's own uid, still with no capabilities.
 * **Limits**: memory and process count by a cgroup (v2, else v1) when the machine lets the
-  referee create one, else by RLIMIT_DATA and RLIMIT_NPROC; CPU seconds, open files and
-  core dumps by rlimits always. Log size is capped by the launcher, which reads the bot's
-  stdout and stderr itself.
+  referee create one, else by RLIMIT_DATA and RLIMIT_NPROC; CPU seconds, open files, the
+  size of any one file written (RLIMIT_FSIZE) and core dumps by rlimits always. Log size is
+  capped by the launcher, which reads the bot's stdout and stderr itself.
 
 The pieces are data (:class:`Jail`) so the launcher stays about starting and stopping.
 """
@@ -30,10 +36,13 @@ The pieces are data (:class:`Jail`) so the launcher stays about starting and sto
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
+import json
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -48,6 +57,69 @@ from typing import Any
 #: where a sandboxed bot finds its socket folder, and the address it is told to listen on
 SOCKET_DIR_INSIDE = "/run/ttr"
 SOCKET_NAME = "bot.sock"
+#: the tmpfs at SOCKET_DIR_INSIDE: room for the socket's inode, not for a bot's data
+SOCKET_TMPFS_BYTES = 64 * 1024
+#: where a build finds its folder as it was (read-only); it builds in a copy at the folder's
+#: own path, a tmpfs of ``SandboxConfig.build_mb``
+BUILD_SOURCE_INSIDE = "/run/ttr-source"
+#: syscalls a jail refuses with EPERM (a container runtime's default deny list, as far as a
+#: bot or a build can do without it): what a process needs to share or find state outside
+#: its jail (the keyrings), to watch or change other processes (ptrace, process_vm_*,
+#: perf_event_open, kcmp), to fault memory under the kernel's feet (userfaultfd), or to
+#: build a world of its own (namespaces, mounts, BPF, io_uring, modules, kexec, swap, reboot)
+DENIED_SYSCALLS = (
+    "add_key",
+    "keyctl",
+    "request_key",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "perf_event_open",
+    "userfaultfd",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "bpf",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "acct",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "syslog",
+    "quotactl",
+    "lookup_dcookie",
+    "open_by_handle_at",
+    "fanotify_init",
+)
+#: clone flags that make a namespace: ``clone`` with any of them is refused (EPERM), and
+#: ``clone3``, whose flags a filter cannot read, answers ENOSYS so that libc falls back to clone
+_CLONE_NEW = {
+    "CLONE_NEWNS": 0x00020000,
+    "CLONE_NEWCGROUP": 0x02000000,
+    "CLONE_NEWUTS": 0x04000000,
+    "CLONE_NEWIPC": 0x08000000,
+    "CLONE_NEWUSER": 0x10000000,
+    "CLONE_NEWPID": 0x20000000,
+    "CLONE_NEWNET": 0x40000000,
+}
 #: uids for bots are drawn from here: above every account and subuid range in common use
 _UID_BASE = 3_000_000_000
 _UID_SPAN = 1_000_000_000
@@ -72,8 +144,11 @@ _ETC_NETWORK = (
 )
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 _HOME_PREFIX = "ttr-bot-"
+_MAKING_PREFIX = "ttr-new-"
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _CPU_PERIOD_US = 100_000
+#: how long bwrap may take to say its PID 1 (it does so before mounting anything)
+_INFO_TIMEOUT_S = 10.0
 
 #: the environment of a jailed bot or build (nothing of the referee's own is passed on)
 JAIL_ENV = {
@@ -134,6 +209,15 @@ class SandboxConfig:
     #: (duplicate rotations), so it cannot remember the deal; off (``--reuse-bots``) trades
     #: that for speed, one bot start-up per seat and game (bench/tournament.py)
     fresh_per_deal: bool = True
+    #: builds reach the network (package registries): off by default, a build is the entrant's
+    #: code; what the starter kits need is installed read-only by the platform
+    online_builds: bool = False
+    #: what a build may leave in its folder, in MB: it builds in a tmpfs of this size
+    build_mb: int = 1024
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.build_mb, int) or self.build_mb <= 0:
+            raise ValueError(f"build_mb must be a positive integer, got {self.build_mb!r}")
 
 
 NO_SANDBOX = SandboxConfig(enabled=False)
@@ -143,6 +227,43 @@ UNSANDBOXED_WARNING = (
     "read the seed, reach the other bots, and change the records and the store. Use it only "
     "for bots you trust."
 )
+
+
+@functools.cache
+def seccomp_program() -> bytes:
+    """The jail's seccomp filter as the BPF program bwrap installs (``--seccomp FD``), built
+    once by libseccomp (through pyseccomp) for this machine's architecture: syscalls of
+    another architecture's table (x32 on x86-64, say) are refused by the filter too, so no
+    second numbering gets round the list. Raises :class:`SandboxError` without libseccomp."""
+    try:
+        import pyseccomp as sc  # type: ignore[import-untyped]
+    except (ImportError, OSError) as e:
+        raise SandboxError(
+            f"libseccomp cannot be loaded ({e}): install the libseccomp2 package"
+        ) from None
+    denied = sc.ERRNO(errno.EPERM)
+    rules = sc.SyscallFilter(defaction=sc.ALLOW)
+    for name in DENIED_SYSCALLS:
+        with contextlib.suppress(RuntimeError, ValueError):  # not on this architecture
+            rules.add_rule(denied, name)
+    for flag in _CLONE_NEW.values():
+        # clone's first argument holds the flags on every architecture but s390x
+        rules.add_rule(denied, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    with contextlib.suppress(RuntimeError, ValueError):
+        rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    read, write = os.pipe()
+    try:
+        with os.fdopen(write, "wb") as out:
+            write = -1
+            rules.export_bpf(out)
+        chunks = []
+        while chunk := os.read(read, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(read)
+        if write != -1:
+            os.close(write)
+    return b"".join(chunks)
 
 
 def bwrap_binary() -> str | None:
@@ -167,6 +288,10 @@ def unavailable_reason() -> str | None:
     setpriv = shutil.which("setpriv")
     if os.geteuid() == 0 and setpriv is None:
         return "setpriv (util-linux) is not installed"
+    try:
+        seccomp_program()
+    except SandboxError as e:
+        return str(e)
     argv = [bwrap, *_namespace_args(), *_system_binds(), "--", "/bin/true"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
@@ -251,6 +376,19 @@ def python_runtime(python: str = sys.executable) -> list[Path]:
     paths.append(referee_dir / "__init__.py")
     paths += sorted((referee_dir / "__pycache__").glob("__init__.*.pyc"))
     return [p for p in paths if p.exists()]
+
+
+#: where tools/ensure_toolchains.sh installs the Node kit's packages (runtimes/node/package.json)
+NODE_RUNTIME = Path(__file__).resolve().parents[2] / "runtimes" / "node" / "node_modules"
+
+
+def node_runtime() -> Path | None:
+    """The Node packages the platform provides to Node bots and builds, read-only and on
+    ``NODE_PATH`` (the gRPC packages of the Node kit: a build has no network to fetch them):
+    ``$TTR_NODE_MODULES``, else :data:`NODE_RUNTIME` once installed; ``None`` without."""
+    given = os.environ.get("TTR_NODE_MODULES")
+    path = Path(given) if given else NODE_RUNTIME
+    return path if path.is_dir() else None
 
 
 def _minimal(paths: Iterable[Path]) -> list[Path]:
@@ -421,30 +559,78 @@ class Jail:
     uid: int | None  #: the bot's own uid (None: a user namespace as the referee's uid)
     cgroup: Cgroup | None
     lock: int  #: an fd holding ``home/.lock``: while it is held, the home is in use
+    #: where the referee's link to the bot's socket folder goes (``None``: a build, no socket)
+    sock_link: Path | None = None
 
     @property
     def argv(self) -> list[str]:
         """The whole command line, arguments inline (for reading; :meth:`popen` runs it)."""
         return [*self.prefix, *self.args, "--", *self.command]
 
-    def popen(self, **kwargs: Any) -> subprocess.Popen[bytes]:
-        """Start the jail: ``kwargs`` as for :class:`subprocess.Popen` (no ``pass_fds``)."""
-        data = b"".join(a.encode() + b"\0" for a in self.args)
-        read, write = os.pipe()
+    def popen(self, keep_fds: Sequence[int] = (), **kwargs: Any) -> subprocess.Popen[bytes]:
+        """Start the jail: ``kwargs`` as for :class:`subprocess.Popen` (no ``pass_fds``);
+        ``keep_fds`` reach the jailed command under their own numbers.
+
+        bwrap reads its options and the seccomp program from pipes; a bot's jail also tells
+        us its PID 1 (``--info-fd``), whose root holds the bot's socket tmpfs: the link
+        ``home/sock`` is pointed there before this returns."""
+        opened: list[int] = []
         try:
-            # A few KB: the pipe holds it all before bwrap reads it.
-            with os.fdopen(write, "wb") as w:
-                write = -1
-                w.write(data)
-            return subprocess.Popen(
-                [*self.prefix, "--args", str(read), "--", *self.command],
-                pass_fds=(read,),
+            given: list[int] = []  #: the fds bwrap inherits
+            inline: list[str] = []
+            for flag, data in (
+                ("--args", b"".join(a.encode() + b"\0" for a in self.args)),
+                ("--seccomp", seccomp_program()),
+            ):
+                read, write = os.pipe()
+                opened += [read, write]
+                os.write(write, data)  # a few KB: the pipe holds it all before bwrap reads
+                given.append(read)
+                inline += [flag, str(read)]
+            info_read = -1
+            if self.sock_link is not None:
+                info_read, info_write = os.pipe()
+                opened += [info_read, info_write]
+                given.append(info_write)
+                inline += ["--info-fd", str(info_write)]
+            for fd in opened:
+                if fd not in given and fd != info_read:
+                    os.close(fd)  # the write ends of the data pipes: bwrap sees EOF
+            opened = [fd for fd in opened if fd in given or fd == info_read]
+            proc = subprocess.Popen(
+                [*self.prefix, *inline, "--", *self.command],
+                pass_fds=[*given, *keep_fds],
                 **kwargs,
             )
+            for fd in given:
+                os.close(fd)
+            opened = [info_read] if info_read != -1 else []
+            if info_read != -1:
+                self._link_socket(info_read)
+            return proc
         finally:
-            os.close(read)
-            if write != -1:
-                os.close(write)
+            for fd in opened:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _link_socket(self, info_fd: int) -> None:
+        """Read bwrap's ``{"child-pid": N}`` and point ``sock_link`` at the jail's socket
+        folder as the host sees it. If bwrap fails first, no link is made and the bot's
+        start-up fails the usual way (not healthy, with bwrap's complaint in its log)."""
+        assert self.sock_link is not None
+        data = b""
+        deadline = time.monotonic() + _INFO_TIMEOUT_S
+        while b"}" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([info_fd], [], [], left)[0]:
+                return
+            chunk = os.read(info_fd, 4096)
+            if not chunk:
+                return
+            data += chunk
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            pid = int(json.loads(data[: data.index(b"}") + 1])["child-pid"])
+            os.symlink(f"/proc/{pid}/root{SOCKET_DIR_INSIDE}", self.sock_link)
 
     def cleanup(self) -> None:
         """Kill what is left in its cgroup, remove the cgroup and the socket folder.
@@ -472,9 +658,10 @@ def prepare(
     ``env`` is the whole environment the bot gets (nothing of the referee's is passed on);
     ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
 
-    ``build``: the jail of a bot's build steps (referee/hosting/build.py) instead: its folder bound
-    read-write, the network of the host (package registries), no socket, and as root the
-    uid and gid that own the folder rather than a fresh one, so that it can write there.
+    ``build``: the jail of a bot's build (referee/hosting/build.py) instead: the folder
+    read-only at :data:`BUILD_SOURCE_INSIDE` and a tmpfs of ``config.build_mb`` at its own
+    path to build in (build.py copies it in and the result out), no socket, a fresh uid as
+    for bots (never root), and the host's network only with ``config.online_builds``.
     """
     require_available()
     sweep_stale()
@@ -482,23 +669,22 @@ def prepare(
     assert bwrap is not None
     limits = config.limits
     folder = folder.resolve()
-    home = Path(tempfile.mkdtemp(prefix=_HOME_PREFIX))
-    lock = os.open(home / ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    sock_dir = home / "sock"
-    sock_dir.mkdir()
+    home, lock = _make_home()
+    sock_link = home / "sock"
     root = os.geteuid() == 0
     uid = _UID_BASE + secrets.randbelow(_UID_SPAN) if root else None
     gid = uid
-    if root and build:
-        owner = folder.stat()
-        uid, gid = owner.st_uid, owner.st_gid
-    if uid is not None and gid is not None:
-        os.chown(sock_dir, uid, gid)
+    online = build and config.online_builds
     cgroup = Cgroup.create(home.name, limits)  # named as its home: sweep_stale finds both
 
+    node_modules = node_runtime()
     binds = _minimal(
-        [*python_runtime(), *(Path(p) for p in config.read_only), *([] if build else [folder])]
+        [
+            *python_runtime(),
+            *([node_modules] if node_modules else []),
+            *(Path(p) for p in config.read_only),
+            *([] if build else [folder]),
+        ]
     )
     prefix: list[str] = []
     if cgroup is not None:
@@ -506,23 +692,28 @@ def prepare(
         join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
         prefix += ["/bin/sh", "-c", join, "ttr-jail", *cgroup.procs_files, "--"]
     prefix.append(bwrap)
-    args = [*_namespace_args(network=build), *_system_binds()]
+    args = [*_namespace_args(network=online), *_system_binds()]
     # The scratch tmpfs first: a bot folder that lives under the host's /tmp is then bound on
     # top of it, not hidden by it.
     args += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    args += _parent_dirs([*binds, folder if build else Path(SOCKET_DIR_INSIDE)])
+    inside = [folder, Path(BUILD_SOURCE_INSIDE)] if build else [Path(SOCKET_DIR_INSIDE)]
+    args += _parent_dirs([*binds, *inside])
     for p in binds:
         args += ["--ro-bind", str(p), str(p)]
     if build:  # after the runtime: a folder inside the venv or the SDK is still writable
-        args += ["--bind", str(folder), str(folder)]
-    etc = [e for e in (*_ETC, *(_ETC_NETWORK if build else ())) if (Path("/etc") / e).exists()]
+        args += ["--ro-bind", str(folder), BUILD_SOURCE_INSIDE]
+        args += ["--perms", "0777", "--size", str(config.build_mb * 1024 * 1024), "--tmpfs"]
+        args.append(str(folder))
+    etc = [e for e in (*_ETC, *(_ETC_NETWORK if online else ())) if (Path("/etc") / e).exists()]
     if etc:
         args += ["--perms", "0755", "--dir", "/etc"]
     for e in etc:
         args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     if not build:
-        args += ["--bind", str(sock_dir), SOCKET_DIR_INSIDE]
+        # Its own tmpfs, too small for data: the one writable path besides /tmp
+        args += ["--perms", "1777", "--size", str(SOCKET_TMPFS_BYTES), "--tmpfs"]
+        args.append(SOCKET_DIR_INSIDE)
     args += ["--chdir", str(folder), "--clearenv"]
     inside_env = dict(env)
     inside_env.update(
@@ -531,6 +722,8 @@ def prepare(
         TTR_BOT_ADDRESS=f"unix:{SOCKET_DIR_INSIDE}/{SOCKET_NAME}",
         TTR_SANDBOX="1",
     )
+    if node_modules is not None:
+        inside_env["NODE_PATH"] = str(node_modules)
     for k, v in sorted(inside_env.items()):
         args += ["--setenv", k, v]
     tail: list[str] = []
@@ -549,15 +742,37 @@ def prepare(
         f"--nofile={limits.open_files}",
         f"--cpu={limits.cpu_s}:{limits.cpu_s + 5}",  # SIGXCPU first, SIGKILL 5 s later
         "--core=0",
+        # no one file larger than the largest place it may write (all of them tmpfs of a size)
+        f"--fsize={max(limits.scratch_mb, config.build_mb if build else 0) * 1024 * 1024}",
     ]
     if cgroup is None:
         rlimits.append(f"--data={limits.memory_mb * 1024 * 1024}")
-        # per uid: only meaningful when the bot has a uid of its own (a build's is the
-        # folder owner's, whose other processes count too)
-        if uid is not None and not build:
+        # per uid: only meaningful when the bot (or build) has a uid of its own
+        if uid is not None:
             rlimits.append(f"--nproc={limits.processes}")
     tail += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
-    return Jail(prefix, args, tail, f"unix:{sock_dir / SOCKET_NAME}", home, uid, cgroup, lock)
+    address = f"unix:{sock_link / SOCKET_NAME}"
+    return Jail(prefix, args, tail, address, home, uid, cgroup, lock, None if build else sock_link)
+
+
+def _make_home() -> tuple[Path, int]:
+    """A new home folder, locked: made under another prefix and renamed to its
+    ``_HOME_PREFIX`` name only once its lock is held, so that :func:`sweep_stale` in another
+    process (every worker sweeps when it starts) never finds one unlocked between its making
+    and its locking, and removes it under the bot being started (a lost game's
+    ``FileNotFoundError: .../sock``)."""
+    while True:
+        making = Path(tempfile.mkdtemp(prefix=_MAKING_PREFIX))
+        lock = os.open(making / ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        home = making.with_name(_HOME_PREFIX + making.name[len(_MAKING_PREFIX) :])
+        try:
+            os.rename(making, home)  # atomic; refuses a non-empty home of that name
+        except OSError:
+            os.close(lock)
+            shutil.rmtree(making, ignore_errors=True)
+            continue
+        return home, lock
 
 
 @functools.cache
@@ -566,7 +781,10 @@ def sweep_stale() -> int:
     ``--die-with-parent``): socket folders whose lock nobody holds, and the cgroups named
     after them. Once per process; returns how many folders went."""
     removed = 0
-    for home in Path(tempfile.gettempdir()).glob(f"{_HOME_PREFIX}*"):
+    tmp = Path(tempfile.gettempdir())
+    # A home being made is swept too when its lock is not held yet: its maker then starts
+    # over (_make_home), so only a home in use is never removed.
+    for home in [*tmp.glob(f"{_HOME_PREFIX}*"), *tmp.glob(f"{_MAKING_PREFIX}*")]:
         try:
             fd = os.open(home / ".lock", os.O_RDWR | os.O_CLOEXEC)
         except OSError:
@@ -647,7 +865,24 @@ def report(limits: Limits | None = None) -> tuple[bool, list[str]]:
         f"per process: {limits.cpu_s} CPU seconds, {limits.open_files} open files, no core dumps"
     )
     lines.append(
-        f"files: its folder and the runtime read-only, a private {limits.scratch_mb} MB /tmp; "
-        f"logs capped at {limits.log_kb} KB per game"
+        f"files: its folder and the runtime read-only, a private {limits.scratch_mb} MB /tmp, "
+        f"its socket folder a {SOCKET_TMPFS_BYTES // 1024} KiB tmpfs, no file over "
+        f"{limits.scratch_mb} MB (RLIMIT_FSIZE); logs capped at {limits.log_kb} KB per game"
+    )
+    lines.append(
+        f"seccomp: {len(DENIED_SYSCALLS)} syscalls refused (keyrings: add_key, keyctl, "
+        "request_key; ptrace; perf_event_open; userfaultfd; new namespaces; mounts; bpf; "
+        f"io_uring; modules), clone with CLONE_NEW* flags refused, clone3 ENOSYS: "
+        f"{len(seccomp_program())}-byte filter by libseccomp"
+    )
+    lines.append(
+        f"builds: a uid of its own, no network (--online-builds to allow), in a copy of the "
+        f"folder on a {SandboxConfig().build_mb} MB tmpfs (--build-mb)"
+    )
+    node = node_runtime()
+    lines.append(
+        f"Node kit packages: {node} (read-only, NODE_PATH)"
+        if node
+        else "Node kit packages: not installed (tools/ensure_toolchains.sh installs them)"
     )
     return True, lines

@@ -4,7 +4,9 @@ its jail. The attacks themselves are in test_sandbox_conformance.py."""
 from __future__ import annotations
 
 import ast
+import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,6 +123,33 @@ def test_what_a_killed_referee_leaves_is_swept_by_the_next_one(tmp_path: Path) -
         assert in_use is not None and in_use.is_dir()
 
 
+def test_a_sweep_between_making_a_home_and_locking_it_leaves_it_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The race that lost a resumed tournament's game (``FileNotFoundError: .../sock``): a
+    worker's first sweep ran while another process had made a bot's home but not yet locked
+    it. Here the sweep is made to run at exactly that moment, every time."""
+    real_flock = fcntl.flock
+    swept: list[int] = []
+
+    def flock_after_a_sweep(fd: int, how: int) -> None:
+        if how == fcntl.LOCK_EX and not swept:
+            swept.append(sandbox.sweep_stale.__wrapped__())  # another process's sweep
+        real_flock(fd, how)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_a_sweep)
+    home, lock = sandbox._make_home()
+    try:
+        assert swept, "the sweep did not run"
+        assert home.is_dir() and (home / ".lock").exists()
+        assert home.name.startswith("ttr-bot-")
+        monkeypatch.setattr(fcntl, "flock", real_flock)
+        assert sandbox.sweep_stale.__wrapped__() >= 0 and home.is_dir()  # locked: kept
+    finally:
+        os.close(lock)
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def test_ttr_sandbox_says_how_each_defence_is_enforced_here(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -128,6 +157,9 @@ def test_ttr_sandbox_says_how_each_defence_is_enforced_here(
     out = capsys.readouterr().out
     assert "namespaces" in out and "memory 300 MB" in out
     assert "logs capped at 1024 KB per game" in out
+    assert "socket folder a 64 KiB tmpfs" in out and "RLIMIT_FSIZE" in out
+    assert "seccomp: 40 syscalls refused (keyrings: add_key, keyctl, request_key;" in out
+    assert "builds: a uid of its own, no network (--online-builds to allow)" in out
 
 
 def test_no_sandbox_warns_and_bad_limits_are_named(

@@ -460,6 +460,9 @@ def test_writes_outside_scratch_fail_and_scratch_is_bounded(arena: Arena) -> Non
     stopped = re.match(r"stopped at (\d+) MB", fill)
     assert stopped is not None, fill
     assert int(stopped.group(1)) <= LIMITS.scratch_mb
+    # the socket's folder, the only other writable path, holds the socket and next to nothing
+    fill = tried[f"fill /run/ttr with {3 * LIMITS.scratch_mb} MB"]
+    assert fill.startswith("stopped at 0 MB"), fill
 
 
 #: what a hostile bot's folder holds besides targets.json

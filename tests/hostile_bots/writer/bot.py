@@ -4,7 +4,8 @@ Targets: ``create`` -- files to create (in another bot's folder, the records, th
 packages, site-packages, the host's /tmp); ``append`` -- existing files to append to (another
 bot's code, a record, the results store). It also tries its own folder. Writing its scratch
 (``/tmp``, ``$HOME``) must work; ``fill_mb`` says how much it then writes there, to find the
-scratch's size limit.
+scratch's size limit, and into each other writable folder it can find (its socket's, where
+the referee reaches it), whose size must be bounded too.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class WriterBot(HostileBot):
         if home:
             attempt(f"scratch $HOME={home}", scratch, home)
         fill(tempfile.gettempdir(), int(t.get("fill_mb", 0)))
+        socket_dir = os.path.dirname(os.environ.get("TTR_BOT_ADDRESS", "unix:").split(":", 1)[1])
+        if socket_dir and os.access(socket_dir, os.W_OK):
+            fill(socket_dir, int(t.get("fill_mb", 0)))
 
 
 if __name__ == "__main__":
