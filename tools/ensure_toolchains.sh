@@ -13,7 +13,26 @@
 # accepts 1-3 or 1-5 and apt picks 1-3, the APIv1 runtime that cannot read what Debian's
 # protoc-gen-go (APIv2) generates: it compiles, then panics at the first call
 # (referee/hosting/starters/go/README.md).
+#
+# Then the Node kit's packages (runtimes/node: @grpc/grpc-js, @grpc/proto-loader, pinned by its
+# package-lock.json) into runtimes/node/node_modules with `npm ci`: the sandbox gives them to
+# Node bots and their builds read-only on NODE_PATH, since a build has no network.
 set -euo pipefail
+
+RUNTIME="$(cd "$(dirname "$0")/.." && pwd)/runtimes/node"
+node_runtime() {
+    if ! command -v npm >/dev/null; then return 0; fi
+    if [[ -f "$RUNTIME/node_modules/.package-lock.json" &&
+        ! "$RUNTIME/package-lock.json" -nt "$RUNTIME/node_modules/.package-lock.json" ]]; then
+        return 0
+    fi
+    echo "ensure_toolchains: installing the Node kit's packages into $RUNTIME/node_modules"
+    if ! (cd "$RUNTIME" && npm ci --no-audit --no-fund --loglevel=error) >"$LOG" 2>&1; then
+        echo "ensure_toolchains: npm ci failed; the end of $LOG:" >&2
+        tail -n 20 "$LOG" >&2
+        exit 1
+    fi
+}
 
 GO_PACKAGES=(
     golang-go make protobuf-compiler protoc-gen-go protoc-gen-go-grpc
@@ -35,6 +54,7 @@ if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
         "protoc with protoc-gen-go and protoc-gen-go-grpc, grpc-go; g++, pkg-config, gRPC" \
         "C++ (grpc++, grpc_cpp_plugin); Node.js 18+ with npm; the page tests need Chromium" \
         "(or TTR_CHROMIUM=/path/to/chrome). Their tests skip without them."
+    node_runtime
     exit 0
 fi
 
@@ -50,6 +70,7 @@ if ! command -v node >/dev/null; then missing+=(nodejs); fi
 if ! command -v npm >/dev/null; then missing+=(npm); fi
 
 if [[ ${#missing[@]} -eq 0 ]]; then
+    node_runtime
     exit 0
 fi
 
@@ -60,6 +81,7 @@ elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
 else
     echo "ensure_toolchains: missing ${missing[*]}; the tests that need them will skip." \
         "Install with: sudo apt-get install --no-install-recommends ${missing[*]}"
+    node_runtime
     exit 0
 fi
 
@@ -73,3 +95,4 @@ if ! { "${sudo[@]}" apt-get update -qq &&
     exit 1
 fi
 echo "ensure_toolchains: installed in $((SECONDS - start)) s"
+node_runtime

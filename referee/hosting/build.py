@@ -54,14 +54,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import fcntl
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -168,7 +170,7 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
             return False
         stamp.unlink(missing_ok=True)  # a failed build must not leave an old stamp valid
         log = folder / LOG
-        jailed = f" in a sandbox as uid {_build_uid(folder)}" if sandbox.enabled else ""
+        jailed = f" in a sandbox as {_build_uid(folder)}" if sandbox.enabled else ""
         print(
             f"ttr: building bot {config.name!r} in {folder}{jailed} (log: {log})", file=sys.stderr
         )
@@ -176,8 +178,11 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
         with _create(log) as out:
             capped = BuildLog(out, sandbox.limits.log_kb * 1024)
             try:
-                for step in config.build:
-                    _run_step(config.name, folder, step, capped, log, sandbox)
+                if sandbox.enabled:
+                    _run_jailed(config.name, folder, config.build, capped, log, sandbox)
+                else:
+                    for step in config.build:
+                        _run_step(config.name, folder, step, capped, log)
             finally:
                 capped.close()  # says what was dropped, failed or not
         with _create(stamp) as out:
@@ -187,9 +192,9 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
         return True
 
 
-def _build_uid(folder: Path) -> int:
+def _build_uid(folder: Path) -> str:
     """Who a jailed build runs as (sandbox.prepare's choice, for the message)."""
-    return folder.stat().st_uid if os.geteuid() == 0 else os.geteuid()
+    return "a uid of its own" if os.geteuid() == 0 else f"uid {os.geteuid()}"
 
 
 def _create(path: Path) -> IO[bytes]:
@@ -258,7 +263,8 @@ class BuildLog:
         for piece in ended:
             line = bytes(self._line + piece[: max(0, ECHO_LINE_CHARS - len(self._line))])
             self._line.clear()
-            if b"error" in line.lower():
+            # "$ step" is the command being run (the jailed script prints it), not its output
+            if b"error" in line.lower() and not line.startswith(b"$ "):
                 self.first_error = bounded(line.decode("utf-8", "replace").strip())
                 return
         room = max(0, ECHO_LINE_CHARS - len(self._line))
@@ -285,52 +291,17 @@ class BuildLog:
         return [bounded(ln, ECHO_LINE_CHARS) for ln in text.splitlines()[-_TAIL_LINES:]]
 
 
-def _run_step(
-    name: str,
-    folder: Path,
-    step: tuple[str, ...],
-    out: BuildLog,
-    log: Path,
-    sandbox: SandboxConfig,
-) -> None:
+def _run_step(name: str, folder: Path, step: tuple[str, ...], out: BuildLog, log: Path) -> None:
+    """One step unjailed (``--no-sandbox``): in the folder, as the launching user."""
     argv = [sys.executable if a == "{python}" else a for a in step]
     shown = " ".join(step)
     out.write(f"$ {shown}\n".encode(), ours=True)
-    jail: sandbox_mod.Jail | None = None
-    popen: dict[str, object] = {
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.STDOUT,
-        "start_new_session": True,  # its own process group: a timeout stops all of it
-    }
     try:
-        if sandbox.enabled:
-            # Found here, by the jail's PATH, so that a missing tool is the same one-line
-            # error as unjailed rather than a complaint of prlimit's in the log.
-            found = shutil.which(argv[0], path=JAIL_ENV["PATH"]) if "/" not in argv[0] else argv[0]
-            if found is None:
-                raise FileNotFoundError(errno.ENOENT, f"not found on {JAIL_ENV['PATH']}")
-            env = dict(JAIL_ENV)
-            env.update((k, os.environ[k]) for k in _PASSED_ENV if k in os.environ)
-            limits = build_limits(sandbox.limits)
-            try:
-                jail = sandbox_mod.prepare(
-                    argv, folder, dataclasses.replace(sandbox, limits=limits), env, build=True
-                )
-            except sandbox_mod.SandboxError as e:
-                raise BotBuildError(f"bot {name!r} ({folder}): cannot build it: {e}") from None
-            # bwrap itself (the jail's PID 1, whose /proc/1/environ the build can read) gets
-            # the clean environment too, not the referee's: as the launcher does for bots.
-            proc = jail.popen(env=env, **popen)
-        else:
-            proc = subprocess.Popen(argv, cwd=folder, **popen)  # type: ignore[call-overload]
+        proc = subprocess.Popen(argv, cwd=folder, **_POPEN)  # type: ignore[call-overload]
     except OSError as e:
-        if jail is not None:
-            jail.cleanup()
         raise BotBuildError(
             f"bot {name!r} ({folder}): cannot run its build command `{shown}`: "
-            f"{e.strerror or e} (is the toolchain installed? tools/ensure_toolchains.sh "
-            "installs the starter kits' ones)"
+            f"{e.strerror or e}{_TOOLCHAINS}"
         ) from None
     assert proc.stdout is not None
     reader = threading.Thread(target=out.pump, args=(proc.stdout,), name="build-log", daemon=True)
@@ -338,10 +309,172 @@ def _run_step(
     try:
         _wait(name, folder, shown, proc, out, log, reader)
     finally:
-        if jail is not None:
-            jail.cleanup()  # whatever it left running in its cgroup
         reader.join(timeout=_READER_JOIN_S)
         proc.stdout.close()
+
+
+#: how a build's processes are started: no stdin, stdout and stderr into the log, and a
+#: process group of its own, so that a timeout stops all of it
+_POPEN: dict[str, object] = {
+    "stdin": subprocess.DEVNULL,
+    "stdout": subprocess.PIPE,
+    "stderr": subprocess.STDOUT,
+    "start_new_session": True,
+}
+_TOOLCHAINS = " (is the toolchain installed? tools/ensure_toolchains.sh installs the kits' ones)"
+
+#: The jailed build, run by ``bash``: copy the folder in, run the steps, pack the result.
+#: ``$1`` and ``$2`` are the fds of the status and result pipes; they move to fds bash picks
+#: (``{st}``, ``{rs}``: 10 and up, never one of the two) and are closed for the steps, so
+#: that nothing of the build writes a status or a result but this script. The launcher's own
+#: files are never packed (no forged stamp or log).
+_JAIL_SCRIPT = """\
+exec {{st}}>&"$1" {{rs}}>&"$2"
+eval "exec $1>&- $2>&-"
+shift 2
+shopt -s dotglob nullglob
+cp -a {source}/* . {{st}}>&- {{rs}}>&- || {{ echo copy >&$st; exit 1; }}
+{steps}
+echo built >&$st
+tar {exclude} -cf - . >&$rs {{st}}>&- || {{ echo pack >&$st; exit 1; }}
+echo packed >&$st
+"""
+_JAIL_STEP = """\
+printf '%s\\n' {shown}
+{argv} </dev/null {{st}}>&- {{rs}}>&-
+rc=$?; [ $rc -eq 0 ] || {{ echo "step {index} $rc" >&$st; exit 1; }}
+"""
+
+
+def _jail_script(steps: tuple[tuple[str, ...], ...]) -> str:
+    body = "".join(
+        _JAIL_STEP.format(
+            shown=shlex.quote(f"$ {' '.join(step)}"),
+            argv=shlex.join(sys.executable if a == "{python}" else a for a in step),
+            index=i,
+        )
+        for i, step in enumerate(steps)
+    )
+    exclude = " ".join(f"--exclude=./{shlex.quote(f)}" for f in sorted(BUILD_FILES))
+    return _JAIL_SCRIPT.format(source=sandbox_mod.BUILD_SOURCE_INSIDE, steps=body, exclude=exclude)
+
+
+def _run_jailed(
+    name: str,
+    folder: Path,
+    steps: tuple[tuple[str, ...], ...],
+    out: BuildLog,
+    log: Path,
+    sandbox: SandboxConfig,
+) -> None:
+    """Every step in one jail (sandbox.prepare, ``build=True``): the folder is copied into a
+    tmpfs of ``sandbox.build_mb`` at its own path (so paths a build writes into its outputs
+    are the bot's), the steps run there as a uid of their own with no network (unless
+    ``online_builds``), and what they leave comes back as a tar stream, at most the tmpfs's
+    size, unpacked into the folder by :func:`_unpack`, which refuses links out of it,
+    absolute paths, devices and FIFOs. Nothing the build does writes the host directly."""
+    for step in steps:
+        # Found here, by the jail's PATH, so that a missing tool is one clear line rather
+        # than a complaint of the shell's in the log.
+        tool = step[0]
+        if "/" not in tool and tool != "{python}" and not shutil.which(tool, path=JAIL_ENV["PATH"]):
+            raise BotBuildError(
+                f"bot {name!r} ({folder}): cannot run its build command "
+                f"`{' '.join(step)}`: {tool!r} not found on {JAIL_ENV['PATH']}" + _TOOLCHAINS
+            )
+    env = dict(JAIL_ENV)
+    if sandbox.online_builds:
+        env.update((k, os.environ[k]) for k in _PASSED_ENV if k in os.environ)
+    config = dataclasses.replace(sandbox, limits=build_limits(sandbox.limits))
+    status_r, status_w = os.pipe()
+    result_r, result_w = os.pipe()
+    command = ["/bin/bash", "-c", _jail_script(steps), "ttr-build", str(status_w), str(result_w)]
+    jail: sandbox_mod.Jail | None = None
+    try:
+        try:
+            jail = sandbox_mod.prepare(command, folder, config, env, build=True)
+        except sandbox_mod.SandboxError as e:
+            raise BotBuildError(f"bot {name!r} ({folder}): cannot build it: {e}") from None
+        # bwrap itself (the jail's PID 1, whose /proc/1/environ the build can read) gets the
+        # clean environment too, not the referee's: as the launcher does for bots.
+        proc = jail.popen(keep_fds=(status_w, result_w), env=env, **_POPEN)
+        os.close(status_w)
+        os.close(result_w)
+        status_w = result_w = -1
+        result = _Result(result_r, sandbox.build_mb * 1024 * 1024)
+        assert proc.stdout is not None
+        reader = threading.Thread(target=out.pump, args=(proc.stdout,), daemon=True)
+        reader.start()
+        try:
+            _wait(name, folder, "its build", proc, out, log, reader, status_r, steps)
+        finally:
+            jail.cleanup()  # whatever it left running in its cgroup
+            reader.join(timeout=_READER_JOIN_S)
+            proc.stdout.close()
+            result.close()
+        if result.over:
+            raise BotBuildError(
+                f"bot {name!r} ({folder}): its build left more than its quota of "
+                f"{sandbox.build_mb} MB (--build-mb)"
+            )
+        _unpack(name, folder, result.data)
+    finally:
+        for fd in (status_r, status_w, result_r, result_w):
+            if fd != -1:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+class _Result:
+    """The jailed build's tar stream, read by a thread as it comes, at most ``limit`` bytes
+    kept (in a temporary file past a few MB)."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self.fd = fd
+        self.limit = limit
+        self.over = False
+        self.data: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115
+        self._thread = threading.Thread(target=self._read, name="build-result", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        got = 0
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.fd, 1 << 20):
+                got += len(chunk)
+                if got > self.limit + (1 << 20):  # the tmpfs's size, and tar's headers
+                    self.over = True
+                    continue  # drain, keep nothing more
+                self.data.write(chunk)
+
+    def close(self) -> None:
+        self._thread.join(timeout=_READER_JOIN_S)
+        self.data.seek(0)
+
+
+def _unpack(name: str, folder: Path, data: IO[bytes]) -> None:
+    """Unpack the jailed build's result into ``folder`` with tarfile's ``data`` filter (no
+    absolute paths, no ``..``, no links leaving the folder, no devices or FIFOs, no setuid
+    bits), never the launcher's own files; as root, owned by the folder's owner."""
+    owner = folder.stat()
+    root = os.geteuid() == 0
+
+    def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        member = tarfile.data_filter(member, dest)
+        name = member.name.removeprefix("./")
+        if name in ("", ".") or name in BUILD_FILES:  # the folder itself keeps its own mode
+            return None
+        if root:
+            return member.replace(uid=owner.st_uid, gid=owner.st_gid, uname="", gname="")
+        return member
+
+    try:
+        with tarfile.open(fileobj=data, mode="r|") as tar:
+            tar.extractall(folder, filter=keep)
+    except (tarfile.TarError, OSError) as e:
+        raise BotBuildError(
+            f"bot {name!r} ({folder}): what its build left was refused: {bounded(str(e))}"
+        ) from None
 
 
 def _wait(
@@ -352,7 +485,11 @@ def _wait(
     out: BuildLog,
     log: Path,
     reader: threading.Thread,
+    status_fd: int = -1,
+    steps: tuple[tuple[str, ...], ...] = (),
 ) -> None:
+    """Wait for a build (one step, or the jailed script whose ``status_fd`` says how far it
+    got) and raise :class:`BotBuildError` if it failed."""
     try:
         code = proc.wait(timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -360,20 +497,54 @@ def _wait(
         reader.join(timeout=_READER_JOIN_S)
         why = f"did not finish in {BUILD_TIMEOUT_S:g} s"
         raise BotBuildError(
-            f"bot {name!r} ({folder}): its build command `{shown}` {why}" + _log_tail(out, log),
+            f"bot {name!r} ({folder}): {_named(shown)} {why}" + _log_tail(out, log),
             _summary(shown, why, out, log),
         ) from None
     except BaseException:  # interrupted: leave no compiler running
         _kill(proc)
         raise
     reader.join(timeout=_READER_JOIN_S)  # the last of its output, for the tail
+    if status_fd != -1:
+        said = _read_status(status_fd)
+        shown, code = _jailed_outcome(said, steps, code)
     if code != 0:
         why = f"status {code}" if code > 0 else f"signal {-code}"
         raise BotBuildError(
-            f"bot {name!r} ({folder}): its build command `{shown}` failed with {why}"
-            + _log_tail(out, log),
+            f"bot {name!r} ({folder}): {_named(shown)} failed with {why}" + _log_tail(out, log),
             _summary(shown, f"failed with {why}", out, log),
         )
+
+
+def _named(shown: str) -> str:
+    return shown if shown.startswith("its ") else f"its build command `{shown}`"
+
+
+def _read_status(fd: int) -> list[str]:
+    data = b""
+    with contextlib.suppress(OSError):
+        while len(data) < 4096 and (chunk := os.read(fd, 4096)):
+            data += chunk
+    return data.decode("ascii", "replace").split()
+
+
+def _jailed_outcome(
+    said: list[str], steps: tuple[tuple[str, ...], ...], code: int
+) -> tuple[str, int]:
+    """What failed in the jailed script, from its status words: the step and its status, or
+    the copy in or out, or the jail itself (no status: killed, or bwrap failed)."""
+    if "packed" in said:
+        return "its build", 0
+    if "step" in said:
+        at = said.index("step")
+        with contextlib.suppress(ValueError, IndexError):
+            step, status = int(said[at + 1]), int(said[at + 2])
+            status = -(status - 128) if status > 128 else status
+            return " ".join(steps[step]), status
+    if "copy" in said:
+        return "its build (copying its folder into the build's quota: too big?)", code or 1
+    if "pack" in said:
+        return "its build (packing what it built)", code or 1
+    return "its build", code or 1
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -47,6 +47,7 @@ from referee.games.protocol import ECHO_LINE_CHARS, bounded
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.build import ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
+from referee.hosting.folder import entries
 from referee.hosting.sandbox import JAIL_ENV, SandboxConfig
 
 ADDRESS_ENV = "TTR_BOT_ADDRESS"
@@ -72,6 +73,9 @@ def load_bot_config(folder: str | Path, sandbox: SandboxConfig | None = None) ->
     a jail unless ``sandbox`` is disabled (``None``: the default sandbox)."""
     config = read_bot_config(folder)
     ensure_built(config, sandbox)  # the build, when the folder changed since the last one
+    # The one rule for links, here as where a folder is hashed and packed: a link that leaves
+    # the folder, a FIFO or a device refuses the bot (BotFolderError, naming the path).
+    entries(config.folder)
     return config
 
 
@@ -191,6 +195,9 @@ class LaunchedBot:
             else:
                 env = dict(os.environ)
                 env[ADDRESS_ENV] = self.address
+                node_modules = sandbox_mod.node_runtime()  # as in the jail
+                if node_modules is not None:
+                    env.setdefault("NODE_PATH", str(node_modules))
                 env.setdefault("PYTHONUNBUFFERED", "1")
                 self.process = subprocess.Popen(argv, cwd=self.config.folder, env=env, **pipes)
         except OSError as e:

@@ -34,7 +34,7 @@ LANGUAGES: dict[str, Language] = {
     lang.key: lang
     for lang in (
         Language("python", "Python", False, ()),
-        Language("node", "Node.js", True, ("node", "npm")),
+        Language("node", "Node.js", True, ("node",)),
         Language("go", "Go", True, ("make", "go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc")),
         Language("cpp", "C++", True, ("make", "g++", "pkg-config", "protoc", "grpc_cpp_plugin")),
     )

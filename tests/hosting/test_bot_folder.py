@@ -14,6 +14,7 @@ import pytest
 
 from leaderboard.cluster import pack_bots, unpack_bots
 from referee.hosting.folder import MAX_FILE_BYTES, BotFolderError, content_hash, entries
+from referee.hosting.launcher import load_bot_config
 from ttr_arena.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,3 +115,19 @@ def test_an_honest_folder_hashes_as_before() -> None:
         assert entry.link is None
         digest.update(entry.rel.encode() + b"\0" + entry.path.read_bytes() + b"\0")
     assert content_hash(folder) == digest.hexdigest()
+
+
+def test_the_same_rule_holds_when_a_bot_is_loaded_to_play(
+    bot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Launch is the fourth place a folder is read (after hash, pack and build): ``ttr play``
+    refuses a folder with a link out before any bot starts, naming the link."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    (bot / "key").symlink_to(secret)
+    with pytest.raises(BotFolderError, match=r"key is a link out of the bot folder"):
+        load_bot_config(bot)
+    with pytest.raises(SystemExit) as stopped:
+        cli_main(["play", str(bot), str(ROOT / "sample_bots" / "random")])
+    code, err = stopped.value.code, capsys.readouterr().err
+    assert code != 0 and "key is a link out of the bot folder" in err and SECRET not in err

@@ -1,8 +1,9 @@
 """The Node.js sample bot (sample_bots/node_random) plays a full game against Python bots.
 
 It needs ``node`` and ``npm``: without them the test is skipped, or fails where ``CI`` is set
-(so a CI image that lost Node does not pass silently). Its npm dependencies are installed by
-its bot.toml ``build`` (``npm ci``), which the launcher runs before the first game.
+(so a CI image that lost Node does not pass silently). It has no build: its gRPC packages are
+the platform's (runtimes/node, installed by tools/ensure_toolchains.sh), given read-only on
+``NODE_PATH``, since builds have no network.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from referee.hosting.newbot import PROTO_ROOT, proto_files
+from referee.hosting.sandbox import node_runtime
 from referee.replay import verify
 from ttr_arena.cli import main as cli_main
 
@@ -25,6 +27,8 @@ NODE_KIT = ROOT / "referee" / "hosting" / "starters" / "node"
 
 def _require_node() -> None:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if node_runtime() is None:
+        missing.append("the Node runtime packages (tools/ensure_toolchains.sh installs them)")
     if not missing:
         return
     message = f"the Node.js sample bot needs {' and '.join(missing)} on PATH"

@@ -236,6 +236,20 @@ def add_sandbox_options(p: argparse.ArgumentParser, switch: bool = True) -> None
         help=f"CPU cores' worth of time at once, where cgroups allow (default {d.cpus:g})",
     )
     g.add_argument(
+        "--build-mb",
+        type=positive,
+        default=SandboxConfig().build_mb,
+        help="what a bot's build may leave in its folder: it builds in a copy of that size "
+        f"(default {SandboxConfig().build_mb})",
+    )
+    g.add_argument(
+        "--online-builds",
+        action="store_true",
+        help="let bot.toml builds reach the network (package registries). Off by default: a "
+        "build is the entrant's code; the kits' packages are installed by the platform "
+        "(tools/ensure_toolchains.sh) and read-only to builds and bots",
+    )
+    g.add_argument(
         "--read-only",
         action="append",
         default=[],
@@ -270,7 +284,13 @@ def sandbox_of(args: argparse.Namespace, quiet: bool = False) -> SandboxConfig:
         require_available()
     except SandboxError as e:
         raise UserError(str(e)) from None
-    return SandboxConfig(True, limits, tuple(str(Path(p).resolve()) for p in args.read_only))
+    return SandboxConfig(
+        True,
+        limits,
+        tuple(str(Path(p).resolve()) for p in args.read_only),
+        online_builds=args.online_builds,
+        build_mb=args.build_mb,
+    )
 
 
 # outputs: checked before the work, removed when it is refused ---------------------------------

@@ -1,0 +1,1 @@
+raise SystemExit("this bot is only built, never played")
