@@ -253,6 +253,13 @@ def python_runtime(python: str = sys.executable) -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
+def bot_readable(config: SandboxConfig, folders: Iterable[str | Path] = ()) -> list[Path]:
+    """What a jailed bot can read besides /usr: the runtime (:func:`python_runtime`), the
+    ``--read-only`` paths and the bot folders. Anything secret of the organiser's (the seed
+    key, the results store, the records) must lie outside every one of them."""
+    return [*python_runtime(), *(Path(p) for p in config.read_only), *(Path(f) for f in folders)]
+
+
 def _minimal(paths: Iterable[Path]) -> list[Path]:
     """Drop paths inside another one of the list and inside the system directories."""
     chosen: list[Path] = []
