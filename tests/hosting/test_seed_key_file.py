@@ -63,7 +63,7 @@ def test_a_key_others_may_read_or_that_is_no_key_is_refused(tmp_path: Path) -> N
     with pytest.raises(SeedKeyError, match="not a seed key"):
         user_key(path)
     (tmp_path / "file").write_text("")
-    with pytest.raises(SeedKeyError, match="cannot (read|create) the seed key"):
+    with pytest.raises(SeedKeyError, match=r"cannot (read|create) the seed key"):
         user_key(tmp_path / "file" / "seed.key")
 
 
