@@ -33,7 +33,9 @@ wrote as it started opens its first game's file), and the store keeps each seat'
 Secrets. Bots never see a seed or a slot: every game, scheduled or validation, goes on the
 wire under a fresh random id (the one :class:`Match` draws), validation seeds come from the
 OS, and the entrant's seat in its validation game is drawn too, so the game looks like any
-scheduled game of the same size (schedule.py says how game seeds are kept secret).
+scheduled game of the same size. Scheduled game seeds derive from the base seed under the
+store's secret key (:meth:`Store.seed_key`; schedule.py says why), fetched here in the
+parent: the key never goes into a task, so no worker, Ray actor or bot holds it.
 """
 
 from __future__ import annotations
@@ -77,8 +79,12 @@ from referee.hosting.build import BotBuildError, ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
 from referee.hosting.folder import BotFolderError, content_hash
 from referee.hosting.sandbox import SandboxConfig
+from referee.hosting.seeds import exposed_by
 
 _MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of respawning
+#: A tournament's config ``seeds``: its game seeds derive under the store's key
+#: (``schedule.game_seed``). Tournaments stored without it began before stores kept a key.
+KEYED_SEEDS = "store-key"
 
 
 class TournamentError(Exception):
@@ -394,6 +400,7 @@ def _begin(
             # absolute, so that --resume from another folder writes to the same place
             "records": None if records is None else str(Path(records).resolve()),
             "bots": [{"bot_id": e.bot_id, "path": e.path} for e in entrants],
+            "seeds": KEYED_SEEDS,
         },
     )
     return store.begin_tournament(spec), entrants, failed
@@ -446,6 +453,40 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
     return tournament, entrants
 
 
+def _keep_private(
+    store: Store, records: str | None, folders: Sequence[str], sandbox: SandboxConfig | None
+) -> None:
+    """Refuse, before anything is stored, a store or records folder that jailed bots could
+    read: the store holds the seed key (and with it every deal to come), the records every
+    finished game's seed, which the other rotations of its combination share. They would be
+    in reach inside a bot folder or a ``--read-only`` path."""
+    jail = sandbox or SandboxConfig()
+    if not jail.enabled:
+        return  # unjailed bots can read anything the organiser can: trusted by definition
+    readable = sandbox_mod.bot_readable(jail, folders)
+    for what, path in (("results store", store.path), ("records folder", records)):
+        exposed = None if path is None else exposed_by(Path(path), readable)
+        if exposed is not None:
+            raise TournamentError(
+                f"{path}: the {what} is inside {exposed}, which the bots can read, and it "
+                "holds the seeds of games still to be played; keep it elsewhere"
+            )
+
+
+def keyed_deals(tournament: Tournament) -> bool:
+    """Whether the tournament's game seeds derive under its store's key. Those begun before
+    stores kept a key are resumed with the public formula they began with: a rotation dealt
+    otherwise than the rotations already played would not be duplicate play."""
+    return tournament.spec.config.get("seeds") == KEYED_SEEDS
+
+
+def _deal_key(store: Store, tournament: Tournament) -> bytes | None:
+    """The key the tournament's game seeds derive under (None: the public formula of a
+    tournament begun before keys). The same store gives the same key every time, so a
+    resumed run deals exactly what it would have dealt had it not stopped."""
+    return store.seed_key() if keyed_deals(tournament) else None
+
+
 def _ruleset(variant: str) -> AnyRuleset:
     try:
         return load(variant)
@@ -489,7 +530,11 @@ def run(
     failed: dict[str, str] = {}  #: why a build failed, by folder (a resumed run rebuilds)
     if resume:
         tournament, entrants = _resume(store, bot_dirs)
+        _keep_private(
+            store, tournament.spec.config.get("records"), [e.path for e in entrants], sandbox
+        )
     else:
+        _keep_private(store, records, bot_dirs, sandbox)
         tournament, entrants, failed = _begin(
             store,
             bot_dirs,
@@ -542,7 +587,14 @@ def run(
                 f"only {len(order)} bot(s) passed validation; {spec.players}-player games "
                 f"need at least {spec.players}"
             )
-        games = schedule_mod.build(len(order), spec.players, spec.rounds, spec.base_seed, tid)
+        games = schedule_mod.build(
+            len(order),
+            spec.players,
+            spec.rounds,
+            spec.base_seed,
+            tid,
+            key=_deal_key(store, tournament),
+        )
         stored = store.finished_game_ids(tid)
         pending = [
             Play(g.game_id, tid, g, tuple(order[i] for i in g.seats))

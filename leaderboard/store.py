@@ -16,6 +16,11 @@ may be lost or counted twice. Three choices carry that promise:
   lasts seconds, so it is free; a lost game would only be replayed, but "committed means kept"
   is the simpler thing to reason about.
 
+The store keeps one secret: the key its tournaments' game seeds are derived under
+(:meth:`Store.seed_key`, ``leaderboard.schedule``). It is what makes an organiser's
+``--seed 42`` safe to use against untrusted bots, and it is why a store file (or a copy of it)
+must stay as private as the seeds themselves: with the store, a base seed gives every deal.
+
 Ratings are not stored: they are recomputed from the games (``leaderboard.ratings``), so the
 store holds facts only. The file is recognised by ``PRAGMA application_id`` and versioned by
 ``PRAGMA user_version``; anything else (another program's database, a newer schema, a file
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import sqlite3
 import time
 import urllib.parse
@@ -45,7 +51,18 @@ from types import TracebackType
 from typing import Any
 
 APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
-SCHEMA_VERSION = 3  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
+SCHEMA_VERSION = 4  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
+
+#: The store's secret: the key its tournaments' game seeds are derived under
+#: (``leaderboard.schedule.game_seed``). One row, made on first use (:meth:`Store.seed_key`).
+#: It never leaves this file: no command, page, export or record shows it.
+_SEED_KEY_TABLE = """
+CREATE TABLE seed_key (
+    only INTEGER PRIMARY KEY CHECK (only = 1),   -- one key per store
+    key BLOB NOT NULL CHECK (length(key) = 32),  -- 32 bytes from the OS (secrets)
+    created_at REAL NOT NULL
+)
+"""
 
 _SCHEMA = (
     """
@@ -120,6 +137,7 @@ CREATE TABLE seats (
     """
 CREATE INDEX seats_bot ON seats (bot_id)
 """,
+    _SEED_KEY_TABLE,
     """
 CREATE TABLE faults (
     game_id TEXT NOT NULL,
@@ -136,12 +154,21 @@ CREATE TABLE faults (
 """,
 )
 _TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
+#: tables a store has from a schema version on (besides ``_TABLES``)
+_TABLES_SINCE = {4: frozenset({"seed_key"})}
 #: From schema version N to N + 1: additive statements only (new columns, tables, indexes),
 #: so an old store upgrades in one transaction and every old row keeps its meaning.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE tournaments ADD COLUMN abandoned_at REAL",),
     2: ("ALTER TABLE seats ADD COLUMN log_path TEXT",),  # NULL for games stored before
+    3: (_SEED_KEY_TABLE.strip(),),  # empty: the key is made when a tournament first needs it
 }
+
+
+def _expected_tables(version: int) -> frozenset[str]:
+    """The tables a store of schema ``version`` must have."""
+    since = (names for v, names in _TABLES_SINCE.items() if v <= version)
+    return _TABLES.union(*since)
 
 
 class StoreError(Exception):
@@ -295,8 +322,8 @@ class Store:
                 f"{self.path}: results store schema version {version} is newer than this "
                 f"program's ({SCHEMA_VERSION}); upgrade ttr-arena"
             )
-        elif version < 1 or _TABLES - tables:
-            missing = ", ".join(sorted(_TABLES - tables)) or "none"
+        elif version < 1 or _expected_tables(version) - tables:
+            missing = ", ".join(sorted(_expected_tables(version) - tables)) or "none"
             raise StoreError(
                 f"{self.path}: damaged results store (schema version {version}, "
                 f"missing tables: {missing})"
@@ -397,6 +424,29 @@ class Store:
             " (SELECT TOTAL(accepted) + TOTAL(LENGTH(reason)) FROM entries)"
         ).fetchone()
         return tuple(int(x) for x in row)
+
+    # the seed key
+
+    def seed_key(self) -> bytes:
+        """The store's secret key, made on first use: 32 bytes from ``secrets``, kept in a
+        table of its own. Game seeds derive from a tournament's base seed under it
+        (``leaderboard.schedule.game_seed``), so the same store and base seed deal the same
+        games again (``--resume``, a rerun) while a base seed somebody typed (``--seed 42``)
+        tells nobody without this file anything. Stores from before keys get one here, the
+        first time a tournament needs it. Never printed, exported or sent anywhere."""
+        row = self._db.execute("SELECT key FROM seed_key WHERE only = 1").fetchone()
+        if row is None:
+            if self.readonly:
+                raise StoreError(f"{self.path}: this store has no seed key yet (read-only here)")
+            # OR IGNORE: another process may have made the key since the SELECT; then its
+            # key is the store's, read back below under the same write lock.
+            with self._write() as db:
+                db.execute(
+                    "INSERT OR IGNORE INTO seed_key (only, key, created_at) VALUES (1, ?, ?)",
+                    (secrets.token_bytes(32), time.time()),
+                )
+                row = db.execute("SELECT key FROM seed_key WHERE only = 1").fetchone()
+        return bytes(row[0])
 
     # tournaments
 

@@ -3,7 +3,11 @@ current engine instead of comparing against them; review the diff before committ
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from referee.hosting.seeds import KEY_FILE_ENV
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -19,6 +23,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def regen_golden(request: pytest.FixtureRequest) -> bool:
     """True when the run was asked to rewrite golden files."""
     return bool(request.config.getoption("--regen-golden"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _seed_key_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A sandboxed ``ttr play --seed N`` keys N with the user's seed key file: the tests use
+    one of their own (``ttr`` subprocesses inherit the variable), never the user's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(KEY_FILE_ENV, str(tmp_path_factory.mktemp("seed-key") / "seed.key"))
+        yield
 
 
 # The real browser of the page tests (tests/browser.py): a fixture any test may ask for.

@@ -391,6 +391,19 @@ def node_runtime() -> Path | None:
     return path if path.is_dir() else None
 
 
+def bot_readable(config: SandboxConfig, folders: Iterable[str | Path] = ()) -> list[Path]:
+    """What a jailed bot can read besides /usr: the runtime (:func:`python_runtime`, the Node
+    kit's packages), the ``--read-only`` paths and the bot folders. Anything secret of the
+    organiser's (the seed key, the results store, the records) must lie outside every one."""
+    node = node_runtime()
+    return [
+        *python_runtime(),
+        *([node] if node else []),
+        *(Path(p) for p in config.read_only),
+        *(Path(f) for f in folders),
+    ]
+
+
 def _minimal(paths: Iterable[Path]) -> list[Path]:
     """Drop paths inside another one of the list and inside the system directories."""
     chosen: list[Path] = []

@@ -279,6 +279,7 @@ def test_old_stores_gain_the_log_column_and_keep_their_games(tmp_path: Path) -> 
         store.record_game(game("g1", 0, None))
     with sqlite3.connect(db) as conn:  # the store as the schema before log paths left it
         conn.execute("ALTER TABLE seats DROP COLUMN log_path")
+        conn.execute("DROP TABLE seed_key")  # schema 4's
         conn.execute("PRAGMA user_version = 2")
     with Store(db) as store:
         store.record_game(game("g2", 1, "/logs/g2/seat0-a.log"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import secrets
 import signal
 import sqlite3
 from pathlib import Path
@@ -128,7 +129,8 @@ def test_drawn_seeds_are_63_bit_and_do_not_repeat() -> None:
     assert all(2**32 <= s < 2**SEED_BITS for s in drawn)  # all but 1 in 2^31 are past 32 bits
     # Derived seeds keep 63 bits too (a 32-bit deal could be found by search), and fit
     # SQLite's signed 64-bit INTEGER.
-    derived = [game_seed(1, r, c) for r in range(1, 5) for c in range(10)]
+    key = secrets.token_bytes(32)
+    derived = [game_seed(1, r, c, key=key) for r in range(1, 5) for c in range(10)]
     assert all(0 <= s < 2**SEED_BITS for s in derived) and max(derived) >= 2**62
 
 
@@ -228,9 +230,9 @@ def test_validation_and_scheduled_games_look_alike_on_the_wire(tmp_path: Path) -
             assert answer == Validation(entrants[0], True, "")
         # Scheduled games: the three entrants, every rotation.
         pool = _SpyPool({("/bots/a", 0): h, ("/bots/b", 0): o1, ("/bots/c", 0): o2})
-        base = secret_seed()
+        base, key = secret_seed(), secrets.token_bytes(32)
         results: list[GameResult] = []
-        for game in build(3, players, 1, base, tournament_id=7):
+        for game in build(3, players, 1, base, tournament_id=7, key=key):
             task = Play(game.game_id, 7, game, tuple(entrants[i] for i in game.seats))
             results.append(play_game(task, settings, ruleset, pool))
 
@@ -259,7 +261,7 @@ def test_validation_and_scheduled_games_look_alike_on_the_wire(tmp_path: Path) -
     # id and the seed, for the organiser (records are out of the bots' reach).
     for result, start in zip(results, starts[validations:], strict=True):
         assert re.fullmatch(r"t7-r1-c0-s\d", result.game_id) and result.game_id not in ids
-        assert result.seed == game_seed(base, 1, 0)
+        assert result.seed == game_seed(base, 1, 0, key=key)
         assert result.record_path is not None
         kept = json.loads(Path(result.record_path).read_text())
         assert kept["game_id"] == start.game_id and kept["seed"] == result.seed
@@ -287,8 +289,9 @@ def test_a_tournament_keeps_its_seeds_secret_until_it_is_finished(
         [(tid, base, finished)] = conn.execute(
             "SELECT tournament_id, base_seed, finished_at FROM tournaments"
         ).fetchall()
+        [(key,)] = conn.execute("SELECT key FROM seed_key").fetchall()
     assert finished is None and 2**32 <= base < 2**SEED_BITS
-    seeds = {base} | {g.seed for g in build(3, 2, 3, base, tid)}
+    seeds = {base} | {g.seed for g in build(3, 2, 3, base, tid, key=key)}
     assert_no_seed([out, err], seeds)
     for json_flag in ([], ["--json"]):
         assert cli_main(["leaderboard", "show", "--db", str(db), *json_flag]) == 0

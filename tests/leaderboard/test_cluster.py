@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -92,6 +93,11 @@ def test_a_tournament_on_ray_stores_the_same_games_as_a_local_run(
     never = _never_starts(tmp_path / "never")
     bots = [RANDOM, GREEDY, PLANNER, never]
     common: dict[str, Any] = {"bot_dirs": bots, "players": 2, "rounds": 1, "base_seed": 2024}
+    # The same deals need the same store key: the Ray run's store starts as a copy of the
+    # local one, key and all (another store would deal other games from the same seed).
+    with Store(tmp_path / "local.db") as store:
+        store.seed_key()
+    shutil.copyfile(tmp_path / "local.db", tmp_path / "ray.db")
     with Store(tmp_path / "local.db") as store:
         local = _run(store, records=str(tmp_path / "local"), sandbox=NO_SANDBOX, **common)
         expected = _games(store)

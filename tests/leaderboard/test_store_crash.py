@@ -139,14 +139,22 @@ def _query(db: Path, sql: str) -> list[tuple[Any, ...]]:
         return []
 
 
+def _store_key(db: Path) -> bytes | None:
+    """The store's seed key, or None before the run has made it."""
+    rows = _query(db, "SELECT key FROM seed_key")
+    return bytes(rows[0][0]) if rows else None
+
+
 def _secret_seeds(db: Path) -> set[int]:
     """Every seed of an unfinished tournament: its base seed and each of its games'."""
     secret: set[int] = set()
+    key = _store_key(db)
     for tid, base, rounds in _query(
         db, "SELECT tournament_id, base_seed, rounds FROM tournaments WHERE finished_at IS NULL"
     ):
         secret.add(base)
-        secret |= {g.seed for g in build(2, 2, rounds, base, tid)}
+        if key is not None:  # no key yet: no game seed derived yet either
+            secret |= {g.seed for g in build(2, 2, rounds, base, tid, key=key)}
     return secret
 
 
@@ -297,7 +305,10 @@ def _check_the_store(db: Path) -> None:
     for tid, base in _query(db, "SELECT tournament_id, base_seed FROM tournaments"):
         accepted = f"SELECT COUNT(*) FROM entries WHERE tournament_id = {tid} AND accepted = 1"
         assert _query(db, accepted) == [(2,)]
-        expected = {(g.game_id, g.index, g.seed) for g in build(2, 2, ROUNDS, base, tid)}
+        # the seeds of the store's key: resumed after each kill, every run dealt the same
+        key = _store_key(db)
+        assert key is not None
+        expected = {(g.game_id, g.index, g.seed) for g in build(2, 2, ROUNDS, base, tid, key=key)}
         stored = _query(
             db, f"SELECT game_id, schedule_index, seed FROM games WHERE tournament_id = {tid}"
         )

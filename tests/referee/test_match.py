@@ -25,6 +25,7 @@ from referee.games.board.events import BlindDrawn, project
 from referee.hosting.config import BotConfigError
 from referee.hosting.launcher import BotStartError, launch, load_bot_config
 from referee.hosting.sandbox import NO_SANDBOX, SandboxConfig
+from referee.hosting.seeds import play_seed, user_key
 from referee.match import (
     MAX_FAULTS_PER_DECISION,
     Clock,
@@ -195,8 +196,12 @@ def test_cli_play_by_address_json(tmp_path: Path, capsys: pytest.CaptureFixture[
         args += ["--record", str(tmp_path / "r.json"), *(s.address for s in seats)]
         assert cli_main(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"variant", "seed", "players", "record"}
-    assert out["seed"] == 4 and len(out["players"]) == 3
+    assert set(out) == {"variant", "seed", "given_seed", "players", "record"}
+    # sandboxed (the default), the given seed is keyed with the user's key; the record keeps
+    # the game's seed
+    assert out["given_seed"] == 4 and out["seed"] == play_seed(user_key(), 4)
+    assert json.loads(Path(out["record"]).read_text())["seed"] == out["seed"]
+    assert len(out["players"]) == 3
     assert set(out["players"][0]) == {
         "seat",
         "bot",

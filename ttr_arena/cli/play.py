@@ -10,6 +10,7 @@ import re
 import secrets
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
@@ -34,6 +35,7 @@ from ttr_arena.pages.scores import format_outcome
 
 if TYPE_CHECKING:
     from referee.hosting.launcher import LaunchedBot
+    from referee.hosting.sandbox import SandboxConfig
     from referee.match import MatchResult, SeatBot
 
 
@@ -191,7 +193,14 @@ def _add_play(sub: Subcommands) -> None:
         "--seed",
         type=int,
         default=None,
-        help="game seed (default: drawn from the OS's randomness; printed at the end)",
+        metavar="N",
+        help="deal the game of N (default: a seed drawn from the OS's randomness, 63 bits). "
+        "Sandboxed (the bots are untrusted), the game seed is HMAC-SHA256 of N under this "
+        "user's secret key ($TTR_SEED_KEY_FILE, else $XDG_DATA_HOME/ttr-arena/seed.key or "
+        "~/.local/share/ttr-arena/seed.key, made on first use): the same N deals the same game "
+        "on this machine, and a bot cannot find the deal by trying small numbers. With "
+        "--no-sandbox (bots you trust) N is the game seed itself, as in selfplay. The game "
+        "seed is printed at the end and kept in the record, which replays anywhere",
     )
     p.add_argument(
         "--record",
@@ -229,9 +238,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not low <= len(args.bots) <= high:
         raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
     sandbox = sandbox_of(args)
-    # From the OS, never the clock: a bot that knows the seed knows every hand. 63 bits, as
-    # leaderboard.schedule.SEED_BITS (the referee does not import the league code).
-    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    seed, key_file = _game_seed(args.seed, sandbox, args.bots)
     record = args.record
     if record is None:
         # Random, not the seed: the bots' log folder is named after the record and exists
@@ -274,14 +281,57 @@ def cmd_play(args: argparse.Namespace) -> int:
             )
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
-    _print_play(args, ruleset, seed, record, result, seats, launched)
+    _print_play(args, ruleset, seed, key_file, record, result, seats, launched)
     return 0
+
+
+def _game_seed(
+    given: int | None, sandbox: SandboxConfig, bots: Sequence[str]
+) -> tuple[int, Path | None]:
+    """The seed the game is dealt from, and the key file it was keyed with (None: drawn, or
+    given and used as it is).
+
+    A bot that knows the seed knows every hand. Not given, the seed comes from the OS (63
+    bits), never the clock. Given, it is a number a person chose, often small: with the
+    sandbox on, the bots are untrusted, and the seed they are dealt from is HMAC-SHA256 of
+    it under this user's key (``referee.hosting.seeds``), so that trying numbers against
+    their hand finds nothing, while the same ``--seed`` still deals the same game here. With
+    ``--no-sandbox`` the bots run with the user's rights and could read the key file anyway:
+    they are trusted, and the number is the seed itself (the game ``selfplay`` and the engine
+    deal from it, the same on every machine: what debugging wants). The key file must lie
+    outside what the jailed bots can read, or keying it would protect nothing."""
+    from referee.hosting.sandbox import bot_readable
+    from referee.hosting.seeds import (
+        SEED_BITS,
+        SeedKeyError,
+        exposed_by,
+        play_seed,
+        user_key,
+        user_key_path,
+    )
+
+    if given is None:
+        return secrets.randbits(SEED_BITS), None
+    if not sandbox.enabled:
+        return given, None
+    path = user_key_path()
+    exposed = exposed_by(path, bot_readable(sandbox, [b for b in bots if Path(b).is_dir()]))
+    if exposed is not None:
+        raise UserError(
+            f"--seed: the seed key {path} is inside {exposed}, which the bots can read; keep "
+            "it elsewhere (TTR_SEED_KEY_FILE names another file)"
+        )
+    try:
+        return play_seed(user_key(path), given), path
+    except SeedKeyError as e:
+        raise UserError(str(e)) from None
 
 
 def _print_play(
     args: argparse.Namespace,
     ruleset: AnyRuleset,
     seed: int,
+    key_file: Path | None,
     record: Path,
     result: MatchResult,
     seats: list[SeatBot],
@@ -307,7 +357,8 @@ def _print_play(
             json.dumps(
                 {
                     "variant": ruleset.ident,
-                    "seed": seed,
+                    "seed": seed,  # the game's, as in the record
+                    "given_seed": args.seed,  # --seed, or None
                     "players": players,
                     "record": str(record),
                 }
@@ -315,8 +366,9 @@ def _print_play(
         )
         return
     names = [f"{i}:{bot_label(b.name, b.version)}" for i, b in enumerate(seats)]
+    keyed = "" if key_file is None else f" (--seed {args.seed} keyed with {key_file})"
     print(
-        f"{ruleset.title}: {len(seats)} bots, seed {seed}, {result.final.turn} turns, "
+        f"{ruleset.title}: {len(seats)} bots, seed {seed}{keyed}, {result.final.turn} turns, "
         f"ended by {result.final.end_reason.replace('_', ' ')}"
     )
     print(format_outcome(ruleset, result.outcome, names))

@@ -102,8 +102,11 @@ def _add_run(sub: Subcommands) -> None:
         "--seed",
         type=int,
         default=None,
+        metavar="N",
         help="base seed of the deals (default: drawn from the OS's randomness; kept in the "
-        "store and shown only once the tournament is finished)",
+        "store and shown only once the tournament is finished). Game seeds are HMAC-SHA256 "
+        "of it under a secret key the store keeps: the same store and N deal the same games "
+        "again, another store others, and N alone tells a bot nothing",
     )
     p.add_argument(
         "--resume",
@@ -190,7 +193,7 @@ def _tournament_run(
     cluster: Cluster | None = None,
 ) -> int:
     from leaderboard.progress import TournamentDisplay
-    from leaderboard.runner import TournamentError, run
+    from leaderboard.runner import TournamentError, keyed_deals, run
 
     # A run refused before its tournament begins (a bad bot folder, too few bots, records
     # that cannot be written) leaves no new store or records folder behind.
@@ -207,6 +210,15 @@ def _tournament_run(
             file=sys.stderr,
             flush=True,
         )
+        if not keyed_deals(tournament):
+            print(
+                f"ttr: note: {tournament_title(tournament)} began before results stores kept "
+                "a seed key; its games are dealt as it began, from its base seed by a public "
+                "formula: if that seed was given (--seed) or may be known, start a new "
+                "tournament instead (docs/security.md)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     try:
         with Store(args.db) as store:
@@ -286,7 +298,10 @@ def _print_run(args: argparse.Namespace, outcome: Outcome, pools: list[Pool], re
             f"{args.db}; records in {records}"
         )
         if outcome.complete:  # the seed stays secret until the last game (see --json)
-            print(f"base seed {spec.base_seed}: --seed {spec.base_seed} deals the same games")
+            print(
+                f"base seed {spec.base_seed}: with this store (its seed key), --seed "
+                f"{spec.base_seed} deals the same games"
+            )
     if outcome.failed:
         print(
             f"ttr: {title}: {len(outcome.failed)} game(s) failed and were not stored; "
