@@ -38,6 +38,7 @@ scheduled game of the same size (schedule.py says how game seeds are kept secret
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import multiprocessing
 import os
@@ -93,11 +94,21 @@ class Crew(Protocol):
     """Where a run's tasks play: :class:`_Workers` (local processes, the default) or a Ray
     cluster's actors (``leaderboard.cluster.RayWorkers``); :func:`run` takes a factory."""
 
-    def submit(self, tasks: Sequence[Task]) -> None: ...
+    def submit(self, tasks: Sequence[Task]) -> None:
+        """Queue tasks; each is handed to a worker only once one is free, so that a task not
+        yet begun can still be withdrawn."""
+        ...
+
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        """Take back the queued tasks ``which`` picks that no worker has begun (the games of
+        a bot disabled meanwhile): they are not played, and :meth:`results` expects that
+        many fewer answers."""
+        ...
 
     def results(self, expected: int) -> Iterator[Answer]:
-        """Answers as they come, ``expected`` of them; a task whose worker died is given to
-        a new worker once, and answered ``Failed`` if that one dies too."""
+        """Answers as they come, ``expected`` of them less any withdrawn meanwhile; a task
+        whose worker died is given to a new worker once, and answered ``Failed`` if that one
+        dies too."""
         ...
 
     def close(self) -> None:
@@ -106,7 +117,11 @@ class Crew(Protocol):
 
 
 class _Workers:
-    """The worker processes, the task queue and the bookkeeping that survives a dead worker."""
+    """The worker processes, the task queue and the bookkeeping that survives a dead worker.
+
+    Tasks wait here, in :attr:`pending`, and go to the shared queue only as workers free up
+    (one task per worker at a time): once in that queue a task cannot be taken back, and a
+    bot disabled for its faults must be left out of every game not yet begun."""
 
     def __init__(self, count: int, settings: Settings) -> None:
         self.ctx = multiprocessing.get_context("spawn")  # no fork: the parent may hold gRPC
@@ -117,6 +132,9 @@ class _Workers:
         self.procs: dict[int, SpawnProcess] = {}
         self.in_flight: dict[int, Task] = {}  #: worker number -> the task it is on
         self.by_key: dict[str, Task] = {}
+        self.pending: collections.deque[Task] = collections.deque()  #: not yet handed out
+        self.handed = 0  #: tasks put in the queue and not answered yet
+        self.withdrawn = 0  #: tasks taken back by :meth:`withdraw`, in all
         self.retried: set[str] = set()
         self.ready: set[int] = set()
         self.stillborn = 0  #: workers that died before they were ready
@@ -139,13 +157,30 @@ class _Workers:
     def submit(self, tasks: Sequence[Task]) -> None:
         for task in tasks:
             self.by_key[task.key] = task
-            self.tasks.put(task)
+        self.pending.extend(tasks)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand out pending tasks while a worker is free of one."""
+        while self.pending and self.handed < len(self.procs):
+            self.tasks.put(self.pending.popleft())
+            self.handed += 1
+
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        taken = [task for task in self.pending if which(task)]
+        if taken:
+            self.pending = collections.deque(t for t in self.pending if not which(t))
+            self.withdrawn += len(taken)
+        return taken
 
     def results(self, expected: int) -> Iterator[Answer]:
-        """Answers as they come, ``expected`` of them; a task whose worker died is given to a
-        new worker once, and reported as failed if it dies again."""
+        """Answers as they come, ``expected`` of them less any withdrawn meanwhile; a task
+        whose worker died is given to a new worker once, and reported as failed if it dies
+        again."""
         done = 0
-        while done < expected:
+        withdrawn_before = self.withdrawn
+        while done + self.withdrawn - withdrawn_before < expected:
+            self._dispatch()
             try:
                 kind, number, payload = self.answers.get(timeout=POLL_S)
             except queue.Empty:
@@ -160,6 +195,8 @@ class _Workers:
                 self.in_flight[number] = self.by_key[payload]
                 continue
             self.in_flight.pop(number, None)
+            self.handed -= 1
+            self._dispatch()  # the worker plays on while the parent stores this answer
             done += 1
             yield payload
 
@@ -181,13 +218,15 @@ class _Workers:
             self._spawn()
             if task is None:
                 continue
+            self.handed -= 1
             if task.key in self.retried:
                 failed.append(
                     Failed(task.key, f"its worker died twice (last exit code {proc.exitcode})")
                 )
             else:
                 self.retried.add(task.key)
-                self.tasks.put(task)
+                self.pending.appendleft(task)
+        self._dispatch()
         return failed
 
     def close(self, timeout: float = 10.0) -> None:
