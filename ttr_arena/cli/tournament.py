@@ -68,7 +68,9 @@ def _add_run(sub: Subcommands) -> None:
             "Validate each bot (one game against copies of the random sample bot; a bot "
             "with any fault is left out), then play every combination of PLAYERS bots in "
             "every seat rotation, all rotations of a combination with the same deal, ROUNDS "
-            "times with fresh deals, on WORKERS processes that keep the bots running. Each "
+            "times with fresh deals, on WORKERS processes that keep the bots running. A bot "
+            "that then faults in too many of its recent games is disabled and its games not "
+            "yet begun are skipped (below: disabling a bot that faults). Each "
             "finished game goes to the SQLite store at once; kill the run at any time and "
             "finish it with --resume. Prints the leaderboard (TrueSkill) at the end."
         ),
@@ -414,7 +416,8 @@ def _add_list(sub: Subcommands) -> None:
             "One line per tournament of the store, oldest first: number, name, state "
             "(unfinished: running, or killed and resumable with --resume; finished; "
             "abandoned), variant, players, rounds, games stored/scheduled ('?' while bots "
-            "are being validated) and when it began."
+            "are being validated; and how many were skipped, if a bot in them was disabled "
+            "for its faults) and when it began."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
