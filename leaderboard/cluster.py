@@ -52,7 +52,7 @@ import stat
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -370,6 +370,7 @@ class RayWorkers:
         self.idle: list[_Slot] = []
         self.running: dict[Any, tuple[_Slot, Task]] = {}  #: ObjectRef -> who plays what
         self.retried: set[str] = set()
+        self.withdrawn = 0  #: tasks taken back by :meth:`withdraw`, in all
         self.stillborn = 0
         self.remote = self.ray.remote(GameActor)
 
@@ -407,6 +408,15 @@ class RayWorkers:
         self.pending.extend(tasks)
         self._dispatch()
 
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        """Take back the pending tasks ``which`` picks: an actor is handed one task at a
+        time, so a pending task has not begun."""
+        taken = [task for task in self.pending if which(task)]
+        if taken:
+            self.pending = collections.deque(t for t in self.pending if not which(t))
+            self.withdrawn += len(taken)
+        return taken
+
     def _dispatch(self) -> None:
         """Give each idle actor a task, starting actors up to :attr:`slots`."""
         while self.pending:
@@ -427,11 +437,12 @@ class RayWorkers:
         return _Slot(actor)
 
     def results(self, expected: int) -> Iterator[Answer]:
-        """Answers as they come, ``expected`` of them, each game's files written first; a
-        task whose actor died is given to a fresh actor once, and answered failed if that one
-        dies too."""
+        """Answers as they come, ``expected`` of them less any withdrawn meanwhile, each
+        game's files written first; a task whose actor died is given to a fresh actor once,
+        and answered failed if that one dies too."""
         done = 0
-        while done < expected:
+        withdrawn_before = self.withdrawn
+        while done + self.withdrawn - withdrawn_before < expected:
             self._dispatch()
             if not self.running:
                 raise RuntimeError("no task is running and none is pending")

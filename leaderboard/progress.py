@@ -1,5 +1,6 @@
 """What an organiser watches while a tournament runs: validation verdicts, then a progress
-bar (games done / total, games per minute, ETA) over a live top 5.
+bar (games done / total, games per minute, ETA) over a live top 5, and a line for each bot
+disabled for its faults (its skipped games count as done).
 
 On a terminal it is a rich live display on stderr; anywhere else (a CI log, a pipe) it prints
 a plain line at each tenth of the games, so logs stay short and readable. Either way stdout
@@ -86,6 +87,7 @@ class TournamentDisplay:
             played=self.played,
             failed=self.failed,
             faulty=self.faulty,
+            disabled=self.disabled,
         )
 
     def _print(self, text: str) -> None:
@@ -144,6 +146,21 @@ class TournamentDisplay:
             f"  faults: game {game.game_id}, seat {seat.seat} {entrant.label}: "
             f"{seat.faults}{what}{log}"
         )
+
+    def disabled(self, entrant: Entrant, reason: str, skipped: int) -> None:
+        """A bot disabled for its faults: always shown (once per bot), with why; the games
+        skipped for it count as done, so the bar and the ETA stay true."""
+        games = f"; {skipped} of its games not yet begun skipped" if skipped else ""
+        self._print(f"  DISABLED  {entrant.label}: {reason}{games}")
+        if skipped:
+            self.done += skipped
+            self.first_done += skipped  # not played: the speed counts games played
+            self.progress.advance(self.task, skipped)
+            if self._live is not None:
+                self._live.update(self._renderable())
+            elif self.done >= self.next_line or self.done == self.total:
+                self.next_line = self.done + self._step()
+                self._print(self._line())
 
     def failed(self, key: str, error: str) -> None:
         last = error.strip().splitlines()[-1] if error.strip() else "unknown error"

@@ -21,7 +21,7 @@ from typing import Any
 
 import trueskill
 
-from leaderboard.store import BotRow, GameResult, Store
+from leaderboard.store import BotRow, Disabled, GameResult, Store
 
 MU = 25.0  #: a new bot's mean skill (the package default)
 SIGMA = MU / 3  #: a new bot's uncertainty: mu - 3 sigma = 0 for a new bot
@@ -63,6 +63,9 @@ class Standing:
     faults: int  #: faults summed over the bot's games in this pool
     win_rate: float  #: wins / games (0.0 with no games)
     win_interval: tuple[float, float]  #: 95% Wilson score interval for the win rate
+    #: where it was disabled for its faults (leaderboard/faults.py), in the pool's tournaments:
+    #: its games stay in the table, and the table says why it stopped playing
+    disabled: tuple[Disabled, ...] = ()
 
 
 def environment(draw_probability: float = DRAW_PROBABILITY) -> trueskill.TrueSkill:
@@ -191,6 +194,11 @@ def standings(
             score[bot_id] = score.get(bot_id, 0) + seat.score
             faults[bot_id] = faults.get(bot_id, 0) + seat.faults
     fresh = _initial(environment())
+    tournaments = {g.tournament_id for g in games}
+    disabled: dict[int, list[Disabled]] = {}
+    for d in store.disabled(tournament_id):
+        if d.tournament_id in tournaments and d.bot_id in played:
+            disabled.setdefault(d.bot_id, []).append(d)
 
     def key(bot_id: int) -> tuple[float, float, str, str, int]:
         rating = ratings.get(bot_id, fresh)
@@ -211,6 +219,7 @@ def standings(
                 faults=faults[bot_id],
                 win_rate=w / n,
                 win_interval=wilson_interval(w, n),
+                disabled=tuple(disabled.get(bot_id, ())),
             )
         )
     return table

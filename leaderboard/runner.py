@@ -26,6 +26,15 @@ reason reported and stored, and the tournament goes on with the others. The reas
 the launcher's or the faults' account, the end of the bot's stderr, and where its whole output
 is (``<records>/logs/validation-<bot id>/``).
 
+Faults. Validation cannot catch a bot that behaves only while it is new. Every stored game
+is counted by the tournament's fault rule (leaderboard/faults.py; by default a bot with faults
+in 5 of its last 50 games): a bot over the line is disabled, with the reason stored and
+reported, and each game of it not yet begun is skipped, whole (all its rotations), stored as
+skipped and never played; games it is in as it is disabled finish and count, as do its
+earlier ones. So no task is handed to a worker before one is free (``Crew.submit``): a task
+still queued can be taken back. ``--resume`` keeps a disabled bot disabled and does not play
+its skipped games.
+
 Logs. Each bot's stdout and stderr in each game go to a file of their own,
 ``<records>/logs/<game id>/seat<N>-<bot>.log`` (capped per game by ``--log-kb``; what a bot
 wrote as it started opens its first game's file), and the store keeps each seat's path.
@@ -40,6 +49,7 @@ parent: the key never goes into a task, so no worker, Ray actor or bot holds it.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import multiprocessing
 import os
@@ -52,6 +62,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from leaderboard import schedule as schedule_mod
+from leaderboard.faults import FaultRule, FaultWatch, GameFaults
 from leaderboard.ratings import Rating, rate_game
 from leaderboard.store import (
     BotRow,
@@ -80,11 +91,13 @@ from referee.hosting.config import BotConfig, LaunchError, read_bot_config
 from referee.hosting.folder import BotFolderError, content_hash
 from referee.hosting.sandbox import SandboxConfig
 from referee.hosting.seeds import exposed_by
+from referee.match import fault_words
 
 _MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of respawning
 #: A tournament's config ``seeds``: its game seeds derive under the store's key
 #: (``schedule.game_seed``). Tournaments stored without it began before stores kept a key.
 KEYED_SEEDS = "store-key"
+DEFAULT_RULE = FaultRule()  #: a bot faulting in 5 of its last 50 games is disabled
 
 
 class TournamentError(Exception):
@@ -99,11 +112,21 @@ class Crew(Protocol):
     """Where a run's tasks play: :class:`_Workers` (local processes, the default) or a Ray
     cluster's actors (``leaderboard.cluster.RayWorkers``); :func:`run` takes a factory."""
 
-    def submit(self, tasks: Sequence[Task]) -> None: ...
+    def submit(self, tasks: Sequence[Task]) -> None:
+        """Queue tasks; each is handed to a worker only once one is free, so that a task not
+        yet begun can still be withdrawn."""
+        ...
+
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        """Take back the queued tasks ``which`` picks that no worker has begun (the games of
+        a bot disabled meanwhile): they are not played, and :meth:`results` expects that
+        many fewer answers."""
+        ...
 
     def results(self, expected: int) -> Iterator[Answer]:
-        """Answers as they come, ``expected`` of them; a task whose worker died is given to
-        a new worker once, and answered ``Failed`` if that one dies too."""
+        """Answers as they come, ``expected`` of them less any withdrawn meanwhile; a task
+        whose worker died is given to a new worker once, and answered ``Failed`` if that one
+        dies too."""
         ...
 
     def close(self) -> None:
@@ -112,7 +135,11 @@ class Crew(Protocol):
 
 
 class _Workers:
-    """The worker processes, the task queue and the bookkeeping that survives a dead worker."""
+    """The worker processes, the task queue and the bookkeeping that survives a dead worker.
+
+    Tasks wait here, in :attr:`pending`, and go to the shared queue only as workers free up
+    (one task per worker at a time): once in that queue a task cannot be taken back, and a
+    bot disabled for its faults must be left out of every game not yet begun."""
 
     def __init__(self, count: int, settings: Settings) -> None:
         self.ctx = multiprocessing.get_context("spawn")  # no fork: the parent may hold gRPC
@@ -123,6 +150,9 @@ class _Workers:
         self.procs: dict[int, SpawnProcess] = {}
         self.in_flight: dict[int, Task] = {}  #: worker number -> the task it is on
         self.by_key: dict[str, Task] = {}
+        self.pending: collections.deque[Task] = collections.deque()  #: not yet handed out
+        self.handed = 0  #: tasks put in the queue and not answered yet
+        self.withdrawn = 0  #: tasks taken back by :meth:`withdraw`, in all
         self.retried: set[str] = set()
         self.ready: set[int] = set()
         self.stillborn = 0  #: workers that died before they were ready
@@ -145,13 +175,30 @@ class _Workers:
     def submit(self, tasks: Sequence[Task]) -> None:
         for task in tasks:
             self.by_key[task.key] = task
-            self.tasks.put(task)
+        self.pending.extend(tasks)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand out pending tasks while a worker is free of one."""
+        while self.pending and self.handed < len(self.procs):
+            self.tasks.put(self.pending.popleft())
+            self.handed += 1
+
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        taken = [task for task in self.pending if which(task)]
+        if taken:
+            self.pending = collections.deque(t for t in self.pending if not which(t))
+            self.withdrawn += len(taken)
+        return taken
 
     def results(self, expected: int) -> Iterator[Answer]:
-        """Answers as they come, ``expected`` of them; a task whose worker died is given to a
-        new worker once, and reported as failed if it dies again."""
+        """Answers as they come, ``expected`` of them less any withdrawn meanwhile; a task
+        whose worker died is given to a new worker once, and reported as failed if it dies
+        again."""
         done = 0
-        while done < expected:
+        withdrawn_before = self.withdrawn
+        while done + self.withdrawn - withdrawn_before < expected:
+            self._dispatch()
             try:
                 kind, number, payload = self.answers.get(timeout=POLL_S)
             except queue.Empty:
@@ -166,6 +213,8 @@ class _Workers:
                 self.in_flight[number] = self.by_key[payload]
                 continue
             self.in_flight.pop(number, None)
+            self.handed -= 1
+            self._dispatch()  # the worker plays on while the parent stores this answer
             done += 1
             yield payload
 
@@ -187,13 +236,15 @@ class _Workers:
             self._spawn()
             if task is None:
                 continue
+            self.handed -= 1
             if task.key in self.retried:
                 failed.append(
                     Failed(task.key, f"its worker died twice (last exit code {proc.exitcode})")
                 )
             else:
                 self.retried.add(task.key)
-                self.tasks.put(task)
+                self.pending.appendleft(task)
+        self._dispatch()
         return failed
 
     def close(self, timeout: float = 10.0) -> None:
@@ -234,6 +285,9 @@ class Events:
     #: a stored game's seat that had faults, with its bot (the seat's ``log_path`` says where
     #: to look), before that game's ``played``
     faulty: Callable[[GameResult, SeatResult, Entrant], None] = lambda g, s, e: None
+    #: a bot disabled for its faults (leaderboard/faults.py), why, and how many of its games
+    #: not yet begun were skipped for it (after the ``played`` of the game that decided it)
+    disabled: Callable[[Entrant, str, int], None] = lambda e, why, skipped: None
 
 
 @dataclass
@@ -247,10 +301,103 @@ class Outcome:
     stored_before: int  #: games already stored when this run started (resume)
     played: int  #: games played and stored by this run
     failed: list[tuple[str, str]] = field(default_factory=list)  #: (game id, error)
+    #: games of disabled bots left unplayed, by this run and before it (never counted as played)
+    skipped: int = 0
+    #: the bots disabled for their faults, by this run or before it, with why
+    disabled: list[tuple[Entrant, str]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
-        return self.stored_before + self.played == self.total
+        return self.stored_before + self.played + self.skipped == self.total
+
+
+class _Guard:
+    """The fault rule (leaderboard/faults.py) applied to one run: each stored game's seats
+    are counted; a bot that crosses the line is disabled (stored with its reason, told to the
+    events), and its games not yet begun are withdrawn from the crew and stored as skipped.
+    Games it is playing as it is disabled finish and count, as do its earlier ones. A resumed
+    run reads who is disabled from the store and counts the stored games again, in the order
+    they finished, so a verdict the killed run had no time to store is given now."""
+
+    def __init__(
+        self,
+        store: Store,
+        tid: int,
+        rule: FaultRule | None,
+        entrants: dict[int, Entrant],
+        events: Events,
+    ) -> None:
+        self.store = store
+        self.tid = tid
+        self.entrants = entrants
+        self.events = events
+        self.reasons = {d.bot_id: d.reason for d in store.disabled(tid)}
+        self.watch: FaultWatch[int] | None = None
+        if rule is not None:
+            self.watch = FaultWatch(rule, disabled=set(self.reasons))
+
+    def barred(self, task: Task) -> bool:
+        """Whether a task is a game with a disabled bot in it (to skip, whole)."""
+        return isinstance(task, Play) and any(e.bot_id in self.reasons for e in task.seats)
+
+    def catch_up(self, stored: Sequence[GameResult]) -> None:
+        for game in sorted(stored, key=lambda g: (g.finished_at, g.game_id)):
+            self.judge(game, None)
+
+    def judge(self, game: GameResult, crew: Crew | None) -> int:
+        """Count a newly stored game; disable whom it puts over the line and skip their games
+        still in ``crew``. Returns the games skipped."""
+        if self.watch is None:
+            return 0
+        skipped = 0
+        for seat in game.seats:
+            if seat.bot_id not in self.entrants:
+                continue
+            verdict = self.watch.add(seat.bot_id, _faults_of(game, seat))
+            if verdict is None:
+                continue
+            self.store.disable(self.tid, seat.bot_id, verdict.game_id, verdict.reason)
+            self.reasons[seat.bot_id] = verdict.reason
+            taken = crew.withdraw(self.barred) if crew is not None else []
+            skipped += self.skip(taken)
+            self.events.disabled(self.entrants[seat.bot_id], verdict.reason, len(taken))
+        return skipped
+
+    def skip(self, tasks: Sequence[Task]) -> int:
+        """Store games as skipped, each for the first disabled bot in it; how many."""
+        by_bot: dict[int, list[tuple[str, int]]] = {}
+        for task in tasks:
+            assert isinstance(task, Play)
+            bot = next(e.bot_id for e in task.seats if e.bot_id in self.reasons)
+            by_bot.setdefault(bot, []).append((task.game.game_id, task.game.index))
+        done = 0
+        for bot, games in by_bot.items():
+            why = f"{self.entrants[bot].label} is disabled: {self.reasons[bot]}"
+            done += self.store.skip(self.tid, games, bot, why)
+        return done
+
+    def disabled(self) -> list[tuple[Entrant, str]]:
+        return [(self.entrants[b], why) for b, why in self.reasons.items() if b in self.entrants]
+
+
+#: a fault quoted in a reason is cut to this many characters (the store keeps it whole)
+_FAULT_CHARS = 200
+
+
+def _faults_of(game: GameResult, seat: SeatResult) -> GameFaults:
+    """A stored seat as the fault rule counts it: its faults and the first in words."""
+    first = next((f for f in game.faults if f.seat == seat.seat), None)
+    words = "" if first is None else fault_words(first.kind, first.rule, first.message)
+    if len(words) > _FAULT_CHARS:
+        words = words[: _FAULT_CHARS - 1] + "…"
+    return GameFaults(game.game_id, seat.faults, " ".join(words.split()))
+
+
+def _rule_of(spec: TournamentSpec) -> FaultRule | None:
+    """The tournament's fault rule; none for one begun without it (before it existed, or
+    with ``--no-disable``): a resumed run keeps the settings it began with."""
+    data = spec.config.get("faults")
+    return None if data is None else FaultRule.from_json(data)
 
 
 def _schedule_order(entrants: list[Entrant]) -> list[Entrant]:
@@ -364,6 +511,7 @@ def _begin(
     records: str | None,
     name: str,
     sandbox: SandboxConfig | None = None,
+    faults: FaultRule | None = None,
 ) -> tuple[Tournament, list[Entrant], dict[str, str]]:
     unfinished = store.unfinished_tournament()
     if unfinished is not None:
@@ -401,6 +549,7 @@ def _begin(
             "records": None if records is None else str(Path(records).resolve()),
             "bots": [{"bot_id": e.bot_id, "path": e.path} for e in entrants],
             "seeds": KEYED_SEEDS,
+            "faults": None if faults is None else faults.to_json(),
         },
     )
     return store.begin_tournament(spec), entrants, failed
@@ -501,6 +650,39 @@ def _live_top(
     return [(entrants[bot_id], rating) for bot_id, rating in ranked[:n] if bot_id in entrants]
 
 
+def _play(
+    store: Store,
+    crew: Crew,
+    pending: list[Play],
+    stored: list[GameResult],
+    guard: _Guard,
+    outcome: Outcome,
+    events: Events,
+) -> None:
+    """Play the pending games on ``crew``, storing each as it comes, with the live top of the
+    tournament's games (``stored`` before this run, then these) and the fault rule."""
+    live: dict[int, Rating] = {}
+    for game in stored:
+        live = rate_game(live, game)
+    crew.submit(pending)
+    for answer in crew.results(len(pending)):
+        if isinstance(answer, Failed):
+            outcome.failed.append((answer.key, answer.error))
+            events.failed(answer.key, answer.error)
+            continue
+        assert isinstance(answer, GameResult)
+        new = store.record_game(answer)
+        if new:
+            outcome.played += 1
+        live = rate_game(live, answer)
+        for s in answer.seats:
+            if s.faults:
+                events.faulty(answer, s, guard.entrants[s.bot_id])
+        events.played(answer, _live_top(live, guard.entrants))
+        if new:
+            outcome.skipped += guard.judge(answer, crew)
+
+
 def run(
     store: Store,
     *,
@@ -519,12 +701,15 @@ def run(
     events: Events | None = None,
     sandbox: SandboxConfig | None = None,
     crews: Callable[[int, Settings], Crew] | None = None,
+    faults: FaultRule | None = DEFAULT_RULE,
 ) -> Outcome:
     """Run a tournament to the end (or, with ``resume``, the store's unfinished one) and
     return how it went. Raises :class:`TournamentError` for what the organiser must fix.
     ``base_seed`` None draws a secret one (kept in the store, shown once the tournament is
     finished). ``crews`` makes the workers from a count and the settings: local processes
-    by default, a Ray cluster's with ``leaderboard.cluster.Cluster.crew``."""
+    by default, a Ray cluster's with ``leaderboard.cluster.Cluster.crew``. ``faults`` is the
+    rule that disables a bot faulting too often (leaderboard/faults.py), None for none; kept
+    with the tournament (a resumed run judges by the one it began with)."""
     crews = crews or _Workers
     events = events or Events()
     failed: dict[str, str] = {}  #: why a build failed, by folder (a resumed run rebuilds)
@@ -548,6 +733,7 @@ def run(
             records=records,
             name=name,
             sandbox=sandbox,
+            faults=faults,
         )
     events.begun(tournament)
     spec = tournament.spec
@@ -595,36 +781,26 @@ def run(
             tid,
             key=_deal_key(store, tournament),
         )
-        stored = store.finished_game_ids(tid)
+        mine = store.games(variant=spec.variant, players=spec.players, tournament_id=tid)
+        by_id = {e.bot_id: e for e in order}
+        guard = _Guard(store, tid, _rule_of(spec), by_id, events)
+        guard.catch_up(mine)
+        done = {g.game_id for g in mine} | store.skipped_game_ids(tid)
         pending = [
             Play(g.game_id, tid, g, tuple(order[i] for i in g.seats))
             for g in games
-            if g.game_id not in stored
+            if g.game_id not in done
         ]
-        outcome = Outcome(tournament, order, rejected, len(games), len(games) - len(pending), 0)
-        events.playing(len(games), outcome.stored_before)
+        guard.skip([p for p in pending if guard.barred(p)])  # a bot disabled before this run
+        pending = [p for p in pending if not guard.barred(p)]
+        outcome = Outcome(tournament, order, rejected, len(games), len(mine), 0)
+        outcome.skipped = len(store.skipped_game_ids(tid))
+        events.playing(len(games), outcome.stored_before + outcome.skipped)
         if pending:
             if crew is None:
                 crew = crews(max(1, min(workers, len(pending))), settings)
-            by_id = {e.bot_id: e for e in order}
-            live: dict[int, Rating] = {}
-            for game in store.games(variant=spec.variant, players=spec.players):
-                if game.tournament_id == tid:
-                    live = rate_game(live, game)
-            crew.submit(pending)
-            for answer in crew.results(len(pending)):
-                if isinstance(answer, Failed):
-                    outcome.failed.append((answer.key, answer.error))
-                    events.failed(answer.key, answer.error)
-                    continue
-                assert isinstance(answer, GameResult)
-                if store.record_game(answer):
-                    outcome.played += 1
-                live = rate_game(live, answer)
-                for s in answer.seats:
-                    if s.faults:
-                        events.faulty(answer, s, by_id[s.bot_id])
-                events.played(answer, _live_top(live, by_id))
+            _play(store, crew, pending, mine, guard, outcome, events)
+        outcome.disabled = guard.disabled()
         if outcome.complete:
             store.finish_tournament(tid)
             outcome.tournament = next(t for t in store.tournaments() if t.tournament_id == tid)

@@ -43,7 +43,7 @@ import secrets
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +51,7 @@ from types import TracebackType
 from typing import Any
 
 APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
-SCHEMA_VERSION = 4  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
+SCHEMA_VERSION = 5  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
 
 #: The store's secret: the key its tournaments' game seeds are derived under
 #: (``leaderboard.schedule.game_seed``). One row, made on first use (:meth:`Store.seed_key`).
@@ -64,7 +64,7 @@ CREATE TABLE seed_key (
 )
 """
 
-_SCHEMA = (
+_SCHEMA: tuple[str, ...] = (
     """
 CREATE TABLE tournaments (
     tournament_id INTEGER PRIMARY KEY,
@@ -153,15 +153,45 @@ CREATE TABLE faults (
 )
 """,
 )
+#: A bot disabled in a tournament for faulting too often (leaderboard/faults.py), and the
+#: scheduled games left unplayed because of it. Tables of their own, apart from ``games``: that
+#: one holds played games only, and everything that counts or rates games reads it alone.
+#: IF NOT EXISTS: the upgrade step adds them to any store of an older version, whatever else
+#: it holds (a test that makes an "old" store by undoing later steps keeps newer tables).
+_DISABLED_TABLES = (
+    """
+CREATE TABLE IF NOT EXISTS disabled (
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,
+    bot_id INTEGER NOT NULL REFERENCES bots,
+    game_id TEXT NOT NULL,          -- the stored game after which it was disabled
+    reason TEXT NOT NULL,
+    disabled_at REAL NOT NULL,
+    PRIMARY KEY (tournament_id, bot_id)
+)
+""",
+    """
+CREATE TABLE IF NOT EXISTS skipped (
+    game_id TEXT PRIMARY KEY,       -- the schedule's id: never also in games
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,
+    schedule_index INTEGER NOT NULL,
+    bot_id INTEGER NOT NULL REFERENCES bots,  -- the disabled bot that kept it from being played
+    reason TEXT NOT NULL,
+    skipped_at REAL NOT NULL,
+    UNIQUE (tournament_id, schedule_index)
+)
+""",
+)
+_SCHEMA += _DISABLED_TABLES
 _TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
 #: tables a store has from a schema version on (besides ``_TABLES``)
-_TABLES_SINCE = {4: frozenset({"seed_key"})}
+_TABLES_SINCE = {4: frozenset({"seed_key"}), 5: frozenset({"disabled", "skipped"})}
 #: From schema version N to N + 1: additive statements only (new columns, tables, indexes),
 #: so an old store upgrades in one transaction and every old row keeps its meaning.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE tournaments ADD COLUMN abandoned_at REAL",),
     2: ("ALTER TABLE seats ADD COLUMN log_path TEXT",),  # NULL for games stored before
     3: (_SEED_KEY_TABLE.strip(),),  # empty: the key is made when a tournament first needs it
+    4: _DISABLED_TABLES,  # none disabled, none skipped in a store from before
 }
 
 
@@ -241,6 +271,17 @@ class GameResult:
     finished_at: float
     seats: tuple[SeatResult, ...]  #: ordered by seat
     faults: tuple[FaultRow, ...]  #: in the order they happened
+
+
+@dataclass(frozen=True, slots=True)
+class Disabled:
+    """A bot disabled in a tournament for faulting too often (leaderboard/faults.py)."""
+
+    tournament_id: int
+    bot_id: int
+    game_id: str  #: the stored game after which it was disabled
+    reason: str  #: one line: the rule's figures and its last fault
+    disabled_at: float  #: Unix time, seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,13 +456,15 @@ class Store:
 
     def revision(self) -> tuple[int, ...]:
         """A cheap value that changes whenever the stored facts do (a game, an entry, a
-        tournament's state): a reader caches what it computes from the store under it."""
+        tournament's state, a bot disabled, a game skipped): a reader caches what it
+        computes from the store under it."""
         row = self._db.execute(
             "SELECT (SELECT COUNT(*) FROM games), (SELECT COUNT(*) FROM bots),"
             " (SELECT COUNT(*) FROM tournaments),"
             " (SELECT COUNT(finished_at) + COUNT(abandoned_at) FROM tournaments),"
             " (SELECT COUNT(*) FROM entries),"
-            " (SELECT TOTAL(accepted) + TOTAL(LENGTH(reason)) FROM entries)"
+            " (SELECT TOTAL(accepted) + TOTAL(LENGTH(reason)) FROM entries),"
+            " (SELECT COUNT(*) FROM disabled), (SELECT COUNT(*) FROM skipped)"
         ).fetchone()
         return tuple(int(x) for x in row)
 
@@ -761,6 +804,79 @@ class Store:
             params,
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
+
+    # disabled bots and the games they kept from being played (leaderboard/faults.py)
+
+    def disable(self, tournament_id: int, bot_id: int, game_id: str, reason: str) -> bool:
+        """Mark a bot disabled in a tournament after the stored game ``game_id``, with why.
+        Its games already stored stay and count; the runner skips the rest (:meth:`skip`).
+        False, changing nothing, if it was disabled already: the first reason is kept, so a
+        resumed run that judges again cannot rewrite it."""
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO disabled (tournament_id, bot_id, game_id, reason, disabled_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tournament_id, bot_id) DO NOTHING",
+                (tournament_id, bot_id, game_id, reason, time.time()),
+            )
+        return cursor.rowcount > 0
+
+    def disabled(self, tournament_id: int | None = None) -> list[Disabled]:
+        """The bots disabled (in one tournament, if given), in the order they were."""
+        where, params = (
+            ("", ()) if tournament_id is None else (" WHERE tournament_id = ?", (tournament_id,))
+        )
+        rows = self._db.execute(
+            "SELECT tournament_id, bot_id, game_id, reason, disabled_at FROM disabled"
+            f"{where} ORDER BY disabled_at, tournament_id, bot_id",
+            params,
+        ).fetchall()
+        return [Disabled(*row) for row in rows]
+
+    def skip(
+        self, tournament_id: int, games: Sequence[tuple[str, int]], bot_id: int, reason: str
+    ) -> int:
+        """Record scheduled games (game id, schedule index) as skipped, never to be played,
+        because of the disabled bot ``bot_id``; one transaction. A game already stored or
+        skipped is left as it is. Returns how many were newly skipped."""
+        now = time.time()
+        added = 0
+        with self._write() as db:
+            for game_id, index in games:
+                cursor = db.execute(
+                    "INSERT INTO skipped (game_id, tournament_id, schedule_index, bot_id, reason,"
+                    " skipped_at) SELECT ?, ?, ?, ?, ?, ?"
+                    " WHERE NOT EXISTS (SELECT 1 FROM games WHERE game_id = ?"
+                    " OR (tournament_id = ? AND schedule_index = ?))"
+                    " ON CONFLICT DO NOTHING",
+                    (
+                        game_id,
+                        tournament_id,
+                        index,
+                        bot_id,
+                        reason,
+                        now,
+                        game_id,
+                        tournament_id,
+                        index,
+                    ),
+                )
+                added += cursor.rowcount
+        return added
+
+    def skipped_game_ids(self, tournament_id: int) -> set[str]:
+        """The games of a tournament skipped for a disabled bot: ``--resume`` plays neither
+        these nor the stored ones."""
+        rows = self._db.execute(
+            "SELECT game_id FROM skipped WHERE tournament_id = ?", (tournament_id,)
+        ).fetchall()
+        return {row[0] for row in rows}
+
+    def skip_counts(self) -> dict[int, int]:
+        """Games skipped per tournament_id (tournaments without any are absent)."""
+        rows = self._db.execute(
+            "SELECT tournament_id, COUNT(*) FROM skipped GROUP BY tournament_id"
+        ).fetchall()
+        return {row[0]: row[1] for row in rows}
 
 
 _TOURNAMENT_COLUMNS = (

@@ -99,11 +99,25 @@ def text_rows(table: list[Standing]) -> list[tuple[str, ...]]:
     return [_row(s, labels[s.bot.bot_id]) for s in table]
 
 
+DISABLED_MARK = " [disabled]"  #: after the bot's name in a row: disabled for its faults
+
+
+def disabled_notes(table: list[Standing]) -> list[str]:
+    """A line per bot of the table disabled for its faults (leaderboard/faults.py), with
+    the tournament and why, as every text output lists them under the table."""
+    labels = _labels(table)
+    return [
+        f"{labels[s.bot.bot_id]} in tournament #{d.tournament_id}: {d.reason}"
+        for s in table
+        for d in s.disabled
+    ]
+
+
 def _row(s: Standing, label: str) -> tuple[str, ...]:
     lo, hi = s.win_interval
     return (
         str(s.rank),
-        label,
+        label + (DISABLED_MARK if s.disabled else ""),
         f"{s.rating.conservative:.1f}",
         f"{s.rating.mu:.2f}",
         f"{s.rating.sigma:.2f}",
@@ -147,6 +161,7 @@ def render_text(pools: list[Pool], title: str | None = None) -> str:
         heading = _heading(variant, players, _game_count(players, table))
         lines = [heading, line(rows[0]), "  ".join("-" * w for w in widths)]
         lines += [line(row) for row in rows[1:]]
+        lines += disabled_notes(table)
         blocks.append("\n".join(lines))
     return "\n\n".join([*blocks, LEGEND]) + "\n"
 
@@ -181,6 +196,14 @@ def to_json(pools: list[Pool], tournament: Tournament | None = None) -> dict[str
                         "win_interval": list(s.win_interval),
                         "avg_score": s.avg_score,
                         "faults": s.faults,
+                        "disabled": [
+                            {
+                                "tournament": d.tournament_id,
+                                "game_id": d.game_id,
+                                "reason": d.reason,
+                            }
+                            for d in s.disabled
+                        ],
                     }
                     for s in table
                 ],
@@ -207,6 +230,7 @@ CSV_COLUMNS = (
     "win_high",
     "avg_score",
     "faults",
+    "disabled",  #: why it was disabled for its faults ('' if it was not)
 )
 
 
@@ -235,6 +259,7 @@ def render_csv(pools: list[Pool]) -> str:
                     *s.win_interval,
                     s.avg_score,
                     s.faults,
+                    "; ".join(f"tournament #{d.tournament_id}: {d.reason}" for d in s.disabled),
                 )
             )
     return out.getvalue()
@@ -263,6 +288,9 @@ def render_markdown(pools: list[Pool], title: str | None = None) -> str:
             cells = _row(s, labels[s.bot.bot_id])
             lines.append("| " + " | ".join(_markdown_cell(c) for c in cells) + " |")
         lines.append("")
+        notes = disabled_notes(table)
+        if notes:
+            lines += [f"- {_markdown_cell(note)}" for note in notes] + [""]
     lines.append(LEGEND.replace("\n", " "))
     return "\n".join(lines) + "\n"
 
@@ -303,6 +331,7 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
     base seed is left out: it stays secret until the tournament is finished (and even then
     ``ttr tournament run`` is where it is shown)."""
     counts = store.game_counts()
+    skipped = store.skip_counts()
     return [
         {
             "id": t.tournament_id,
@@ -313,6 +342,8 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
             "rounds": t.spec.rounds,
             "games_stored": counts.get(t.tournament_id, 0),
             "games_scheduled": _scheduled(store, t),
+            #: games of a bot disabled for its faults, left unplayed (not in games_stored)
+            "games_skipped": skipped.get(t.tournament_id, 0),
             "created_at": t.created_at,
             "finished_at": t.finished_at,
             "abandoned_at": t.abandoned_at,
@@ -322,7 +353,8 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
 
 
 def render_tournaments(rows: list[dict[str, Any]]) -> str:
-    """:func:`tournaments_json`'s rows as an aligned table; games as stored/scheduled."""
+    """:func:`tournaments_json`'s rows as an aligned table; games as stored/scheduled, and
+    how many were skipped for a disabled bot if any were."""
     if not rows:
         return "no tournaments in this store\n"
     headers = ("#", "name", "state", "variant", "players", "rounds", "games", "created")
@@ -337,7 +369,8 @@ def render_tournaments(rows: list[dict[str, Any]]) -> str:
                 r["variant"],
                 str(r["players"]),
                 str(r["rounds"]),
-                f"{r['games_stored']}/{scheduled}",
+                f"{r['games_stored']}/{scheduled}"
+                + (f" ({r['games_skipped']} skipped)" if r.get("games_skipped") else ""),
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created_at"])),
             )
         )

@@ -185,7 +185,9 @@ def test_a_store_of_the_first_schema_is_upgraded_and_stays_readable(
     for step in sorted(_MIGRATIONS, reverse=True):
         for statement in _MIGRATIONS[step]:
             added = re.fullmatch(r"ALTER TABLE (\w+) ADD COLUMN (\w+) .*", statement)
-            created = re.fullmatch(r"CREATE (TABLE|INDEX) (\w+) .*", statement, re.DOTALL)
+            created = re.fullmatch(
+                r"\s*CREATE (TABLE|INDEX) (?:IF NOT EXISTS )?(\w+) .*", statement, re.DOTALL
+            )
             if added:
                 conn.execute(f"ALTER TABLE {added[1]} DROP COLUMN {added[2]}")
             else:

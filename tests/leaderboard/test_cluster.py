@@ -28,6 +28,7 @@ from leaderboard.store import GameResult, Store
 from leaderboard.worker import Settings
 from referee.hosting.sandbox import SandboxConfig
 from referee.replay import verify
+from tests.leaderboard.test_disabling import REASON, first_game_only
 from tests.leaderboard.test_tournament import (
     GREEDY,
     PLANNER,
@@ -120,6 +121,32 @@ def test_a_tournament_on_ray_stores_the_same_games_as_a_local_run(
     log = left_out.reason.rsplit("(its whole output: ", 1)[1].rstrip(")")
     assert Path(log).is_relative_to(records) and Path(log).is_file()
     assert "/tmp/ttr-bots-" not in left_out.reason and "ttr-ray-" not in left_out.reason
+
+
+def test_a_bot_disabled_on_ray_has_its_games_skipped(tmp_path: Path, cluster: Cluster) -> None:
+    # tests/hostile_bots/first_game_only behaves in its first game only (tests/leaderboard/
+    # test_disabling.py has the whole story, locally): the actors' games count towards the
+    # fault rule as a local worker's do, and its games still pending are taken back.
+    hostile = first_game_only(tmp_path)
+    with Store(tmp_path / "league.db") as store:
+        outcome = _run(
+            store,
+            bot_dirs=[hostile, RANDOM, GREEDY],
+            variant="newyork",
+            players=2,
+            rounds=5,
+            records=str(tmp_path / "records"),
+            crews=cluster.crew,
+        )
+        [(entrant, reason)] = outcome.disabled
+        assert entrant.name == "hostile-first-game-only" and REASON.match(reason), reason
+        assert outcome.complete and outcome.skipped > 0
+        assert outcome.played + outcome.skipped == games_in(3, 2, 5)
+        skipped = store.skipped_game_ids(outcome.tournament.tournament_id)
+        assert len(skipped) == outcome.skipped
+        assert not skipped & {g.game_id for g in store.games()}
+        [d] = store.disabled()
+        assert (d.bot_id, d.reason) == (entrant.bot_id, reason)
 
 
 def _actors() -> list[tuple[int, str]]:

@@ -112,6 +112,7 @@ def test_json_shape_and_values(store: Store) -> None:
         "win_interval",
         "avg_score",
         "faults",
+        "disabled",
     }
     alpha = rate_games(store.games("usa@1", 3))[1]
     assert first == {
@@ -128,6 +129,7 @@ def test_json_shape_and_values(store: Store) -> None:
         "win_interval": list(wilson_interval(6, 6)),
         "avg_score": 100.0,
         "faults": 0,
+        "disabled": [],  # disabled for its faults in none of the pool's tournaments
     }
     assert usa3[2]["faults"] == 6 and usa3[2]["avg_score"] == 60.0
 

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from leaderboard import faults as faults_mod
+from leaderboard.faults import FaultRule
 from leaderboard.store import Store, StoreError, Tournament
 from leaderboard.table import (
     Pool,
@@ -66,7 +68,9 @@ def _add_run(sub: Subcommands) -> None:
             "Validate each bot (one game against copies of the random sample bot; a bot "
             "with any fault is left out), then play every combination of PLAYERS bots in "
             "every seat rotation, all rotations of a combination with the same deal, ROUNDS "
-            "times with fresh deals, on WORKERS processes that keep the bots running. Each "
+            "times with fresh deals, on WORKERS processes that keep the bots running. A bot "
+            "that then faults in too many of its recent games is disabled and its games not "
+            "yet begun are skipped (below: disabling a bot that faults). Each "
             "finished game goes to the SQLite store at once; kill the run at any time and "
             "finish it with --resume. Prints the leaderboard (TrueSkill) at the end."
         ),
@@ -132,8 +136,82 @@ def _add_run(sub: Subcommands) -> None:
         help="sandboxed: keep a bot's process for a deal it already played in another seat "
         "(faster with short games; the bot could remember that deal: docs/security.md)",
     )
+    _add_fault_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(func=cmd_tournament_run)
+
+
+def _fault_rate(text: str) -> float:
+    """``--fault-rate``: a share of the games counted, above 0 and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value <= 1:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1, got {text}")
+    return value
+
+
+def _add_fault_options(p: argparse.ArgumentParser) -> None:
+    """The fault rule's options (leaderboard/faults.py); None when not given, so that
+    ``--resume`` can refuse them (a tournament keeps the rule it began with)."""
+    g = p.add_argument_group(
+        "disabling a bot that faults",
+        "Validation cannot catch a bot that behaves only in its first game. A bot is "
+        "disabled once the games among its last WINDOW in which it faulted (a crash, a "
+        "timeout, a rejected answer...) reach max(MIN, RATE x the games counted): its games "
+        "not yet begun are skipped (stored as skipped, never played), the reason is shown "
+        "in the progress, the summary, `ttr leaderboard show` and the league page; its games "
+        "already played stay counted. The defaults disable a bot that faults in "
+        f"{FaultRule().threshold(faults_mod.WINDOW)} of its last {faults_mod.WINDOW} games, "
+        "never one that times out once under load.",
+    )
+    g.add_argument(
+        "--fault-window",
+        type=positive,
+        default=None,
+        metavar="WINDOW",
+        help=f"a bot's most recent games counted (default {faults_mod.WINDOW})",
+    )
+    g.add_argument(
+        "--fault-rate",
+        type=_fault_rate,
+        default=None,
+        metavar="RATE",
+        help="the share of the games counted that may fault, above 0 and at most 1 "
+        f"(default {faults_mod.RATE:g})",
+    )
+    g.add_argument(
+        "--fault-min",
+        type=positive,
+        default=None,
+        metavar="MIN",
+        help=f"the fewest faulty games that disable a bot (default {faults_mod.MINIMUM})",
+    )
+    g.add_argument(
+        "--no-disable",
+        action="store_true",
+        default=None,
+        help="never disable a bot for its faults (they stay on its own seats and in the table)",
+    )
+
+
+def _fault_rule(args: argparse.Namespace) -> FaultRule | None:
+    """The rule the options ask for; None with ``--no-disable``."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in ("fault_window", "fault_rate", "fault_min")
+        if getattr(args, name) is not None
+    ]
+    if args.no_disable:
+        if given:
+            raise UserError(f"--no-disable disables no bot: leave out {', '.join(given)}")
+        return None
+    return FaultRule(
+        window=args.fault_window or faults_mod.WINDOW,
+        rate=args.fault_rate or faults_mod.RATE,
+        minimum=args.fault_min or faults_mod.MINIMUM,
+    )
 
 
 def _records_dir(db: Path) -> Path:
@@ -145,7 +223,18 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     if args.resume:
         fixed = [
             f"--{name.replace('_', '-')}"
-            for name in ("variant", "players", "rounds", "seed", "records", "name")
+            for name in (
+                "variant",
+                "players",
+                "rounds",
+                "seed",
+                "records",
+                "name",
+                "fault_window",
+                "fault_rate",
+                "fault_min",
+                "no_disable",
+            )
             if getattr(args, name) is not None
         ]
         if fixed:
@@ -160,6 +249,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
             )
     elif not args.bots:
         raise UserError("give the bot folders to enter (or --resume to finish a tournament)")
+    faults = _fault_rule(args)
     records = args.records if args.records is not None else _records_dir(args.db)
 
     def on_term(signum: int, frame: FrameType | None) -> None:
@@ -178,7 +268,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     workers = args.workers or (cluster.slots if cluster else os.cpu_count() or 1)
     previous_term = signal.signal(signal.SIGTERM, on_term)
     try:
-        return _tournament_run(args, workers, records, sandbox, cluster)
+        return _tournament_run(args, workers, records, sandbox, cluster, faults)
     finally:
         signal.signal(signal.SIGTERM, previous_term)  # ``main`` may be called in-process
         if cluster is not None:
@@ -191,6 +281,7 @@ def _tournament_run(
     records: Path,
     sandbox: SandboxConfig,
     cluster: Cluster | None = None,
+    faults: FaultRule | None = None,
 ) -> int:
     from leaderboard.progress import TournamentDisplay
     from leaderboard.runner import TournamentError, keyed_deals, run
@@ -244,6 +335,7 @@ def _tournament_run(
                         name=args.name or "",
                         events=events,
                         crews=None if cluster is None else cluster.crew,
+                        faults=faults,
                     )
             except KeyboardInterrupt:
                 title = tournament_title(begun[0]) if begun else "the tournament"
@@ -284,18 +376,24 @@ def _print_run(args: argparse.Namespace, outcome: Outcome, pools: list[Pool], re
                 {"bot": v.entrant.name, "version": v.entrant.version, "reason": v.reason}
                 for v in outcome.rejected
             ],
+            "skipped": outcome.skipped,
+            "disabled": [
+                {"bot": e.name, "version": e.version, "reason": why} for e, why in outcome.disabled
+            ],
             "failed": [{"game_id": k, "error": e} for k, e in outcome.failed],
             **to_json(pools),
         }
         print(json.dumps(summary, indent=2))
     else:
+        # the table names each bot disabled for its faults, with why (table.disabled_notes)
         print(render_text(pools, f"{title}: leaderboard of its pool (every stored game)"), end="")
         for v in outcome.rejected:
             print(f"left out: {v.entrant.label}: {v.reason}")
+        skipped = f" ({outcome.skipped} skipped: a bot in them was disabled)"
         print(
             f"{title}: "
-            f"{outcome.stored_before + outcome.played}/{outcome.total} games stored in "
-            f"{args.db}; records in {records}"
+            f"{outcome.stored_before + outcome.played}/{outcome.total} games stored"
+            f"{skipped if outcome.skipped else ''} in {args.db}; records in {records}"
         )
         if outcome.complete:  # the seed stays secret until the last game (see --json)
             print(
@@ -333,7 +431,8 @@ def _add_list(sub: Subcommands) -> None:
             "One line per tournament of the store, oldest first: number, name, state "
             "(unfinished: running, or killed and resumable with --resume; finished; "
             "abandoned), variant, players, rounds, games stored/scheduled ('?' while bots "
-            "are being validated) and when it began."
+            "are being validated; and how many were skipped, if a bot in them was disabled "
+            "for its faults) and when it began."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")

@@ -91,6 +91,19 @@ def league_json(store: Store, recent: int = RECENT) -> dict[str, Any]:
             shown["history"] = _history(games, table)
             shown["head_to_head"] = _head_to_head(games, table)
             pools.append(shown)
+        names = {t["id"]: t["name"] for t in tournaments}
+        disabled = [
+            {
+                "tournament": d.tournament_id,
+                "tournament_name": names.get(d.tournament_id, ""),
+                "bot": bots[d.bot_id].name,
+                "version": bots[d.bot_id].version,
+                "bot_id": d.bot_id,
+                "game_id": d.game_id,
+                "reason": d.reason,
+            }
+            for d in store.disabled()
+        ]
         left_out = []
         for t in tournaments:
             for bot, _path, accepted, reason in store.entries(t["id"]):
@@ -116,6 +129,7 @@ def league_json(store: Store, recent: int = RECENT) -> dict[str, Any]:
         "pools": pools,
         "recent": [_recent(g, names, roots.get(g.tournament_id)) for g in newest],
         "left_out": left_out,
+        "disabled": disabled,  #: bots disabled for their faults mid-tournament, with why
     }
 
 

@@ -57,8 +57,10 @@
       return;
     }
     list.slice(0, SHOWN_TOURNAMENTS).forEach(function (t) {
+      var skipped = t.games_skipped || 0;  // games of a bot disabled for its faults: not played
       var row = text("div", null, {"class": "tournament panel", "data-tournament": String(t.id),
         "data-state": t.state, "data-stored": String(t.games_stored),
+        "data-skipped": String(skipped),
         "data-scheduled": t.games_scheduled === null ? "" : String(t.games_scheduled)});
       var head = text("div", null, {"class": "t-head"});
       head.appendChild(text("strong", "#" + t.id + " " + t.name));
@@ -69,13 +71,15 @@
       row.appendChild(head);
       var bar = text("div", null, {"class": "bar"});
       var fill = text("div", null, {"class": "fill"});
-      var share = t.games_scheduled ? Math.min(1, t.games_stored / t.games_scheduled) : 0;
+      var share = t.games_scheduled ? Math.min(1, (t.games_stored + skipped) / t.games_scheduled) : 0;
       fill.style.width = (100 * share).toFixed(1) + "%";
       bar.appendChild(fill);
       row.appendChild(bar);
       row.appendChild(text("span", t.games_scheduled === null
         ? t.games_stored + " games stored; validating bots"
-        : t.games_stored + " / " + t.games_scheduled + " games (" + Math.floor(100 * share) + "%)",
+        : t.games_stored + " / " + t.games_scheduled + " games" +
+          (skipped ? ", " + skipped + " skipped (a bot in them was disabled)" : "") +
+          " (" + Math.floor(100 * share) + "% done)",
         {"class": "progress-text"}));
       box.appendChild(row);
     });
@@ -107,8 +111,16 @@
     var names = ["rank", "bot", "rating", "mu", "sigma", "games", "wins", "win", "avg", "faults"];
     pool.standings.forEach(function (s) {
       var tr = text("tr", null, {"data-bot": s.label, "data-bot-id": String(s.bot_id), "data-rank": String(s.rank)});
+      var disabled = s.disabled || [];  // where it was disabled for its faults, and why
+      if (disabled.length) {
+        tr.classList.add("disabled");
+        tr.setAttribute("data-disabled", disabled.map(function (d) {
+          return "tournament #" + d.tournament + ": " + d.reason;
+        }).join("\n"));
+      }
       s.cells.forEach(function (cell, i) {
         var td = text("td", null, {"class": names[i] + (i === 1 ? " left" : "")});
+        if (i === 1 && disabled.length) td.setAttribute("title", tr.getAttribute("data-disabled"));
         if (i === 1) td.appendChild(text("span", null, {"class": "seat-dot", style: "background:" + colour[s.bot_id]}));
         td.appendChild(document.createTextNode(cell));
         if (i === 9 && s.faults > 0) td.classList.add("fault");
@@ -251,21 +263,28 @@
     box.appendChild(table);
   }
 
-  // --- bots left out ----------------------------------------------------------------------
+  // --- bots left out, and bots disabled for their faults ----------------------------------
+  function reasonPanel(e, kind) {
+    var item = text("div", null, {"class": kind + " panel", "data-bot": e.bot + " " + e.version});
+    item.appendChild(text("strong", e.bot + " " + e.version));
+    item.appendChild(text("span", " in tournament #" + e.tournament + " " + e.tournament_name, {"class": "muted"}));
+    item.appendChild(text("pre", e.reason, {"class": "reason"}));
+    return item;
+  }
+
   function drawLeftOut() {
     var box = clear($("left-out"));
     box.appendChild(text("h2", "Bots left out"));
     if (!league.left_out.length) {
       box.appendChild(text("p", "none: every entered bot passed its validation game", {"class": "muted"}));
-      return;
     }
-    league.left_out.forEach(function (e) {
-      var item = text("div", null, {"class": "left-out panel", "data-bot": e.bot + " " + e.version});
-      item.appendChild(text("strong", e.bot + " " + e.version));
-      item.appendChild(text("span", " in tournament #" + e.tournament + " " + e.tournament_name, {"class": "muted"}));
-      item.appendChild(text("pre", e.reason, {"class": "reason"}));
-      box.appendChild(item);
-    });
+    league.left_out.forEach(function (e) { box.appendChild(reasonPanel(e, "left-out")); });
+    var disabled = league.disabled || [];
+    if (!disabled.length) return;
+    box.appendChild(text("h2", "Bots disabled for their faults"));
+    box.appendChild(text("p", "Each passed validation and then faulted in too many of its recent games: " +
+      "its games not yet begun were skipped; those it played still count.", {"class": "muted small"}));
+    disabled.forEach(function (e) { box.appendChild(reasonPanel(e, "disabled-bot")); });
   }
 
   // --- live status and refresh ------------------------------------------------------------
