@@ -151,10 +151,10 @@ def test_a_store_from_before_gains_the_tables_and_keeps_its_games(tmp_path: Path
         a = store.add_bot("a", "1", "", "ha")
         b = store.add_bot("b", "1", "", "hb")
         store.record_game(make_game(t.tournament_id, 0, (a, b)))
-    with sqlite3.connect(path) as db:  # as schema version 3 left it
+    with sqlite3.connect(path) as db:  # as schema version 4 left it
         db.execute("DROP TABLE disabled")
         db.execute("DROP TABLE skipped")
-        db.execute("PRAGMA user_version = 3")
+        db.execute("PRAGMA user_version = 4")
     with Store(path) as store:
         assert store.disabled() == [] and store.skip_counts() == {}
         assert len(store.games()) == 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,11 @@ class InstantCrew:
 
     def submit(self, tasks: Sequence[Task]) -> None:
         self.tasks += tasks
+
+    def withdraw(self, which: Callable[[Task], bool]) -> list[Task]:
+        taken = [t for t in self.tasks if which(t)]
+        self.tasks = [t for t in self.tasks if not which(t)]
+        return taken
 
     def results(self, expected: int) -> Iterator[Answer]:
         for task in self.tasks[-expected:]:
