@@ -5,8 +5,8 @@ runs for weeks between dozens of submitted versions cannot: it plays one game at
 each game should teach the ratings the most. Halite III's coordinator answers with two draws,
 and this module follows its approach (not its code): a *seed* version that needs games, then
 opponents of similar strength around it. A game between close ratings is the one whose result
-is hardest to predict, so it moves the ratings most where they are unsure, and it is the game
-an author wants to watch; the seed draw keeps every version's share of games fair.
+is hardest to predict, so it tells the ratings the most, and it is the game an author wants to
+watch; the seed draw keeps every version's share of games fair.
 
 The rules, for one rating pool (one variant and seat count: the caller passes that pool's
 versions; ratings never mix pools):
@@ -41,8 +41,9 @@ versions; ratings never mix pools):
 4. **The opponents.** Drawn from the window one by one, one version per author, each with
    the seed weight ``w_i`` (``weighted_opponents``, the default) or uniformly (Halite's way).
    Weighted, the versions in the middle of the ratings, which sit in most windows, stop
-   collecting more games than those at the ends (simulated, max/min games per version 1.05
-   against 1.2 uniformly, with the same closeness of games).
+   collecting more games than those at the ends (bench/matchmaking.py, 300 4-player games
+   of 12 versions, 20 seeds: max/min games per version 1.03 on average against 1.14
+   uniformly, with games as close).
 5. **The seats.** Seed and opponents in a shuffled seat order: the seed has no fixed seat.
 
 Everything is a function of its arguments: the same candidates (in any order) and an rng in
