@@ -237,8 +237,9 @@ class _Extraction:
     """The rules every member passes, whatever its format, and the writing of those that
     pass, into ``root`` (a fresh staging folder nobody else writes in)."""
 
-    def __init__(self, root: Path, limits: UploadLimits) -> None:
+    def __init__(self, root: Path, limits: UploadLimits, dry: bool = False) -> None:
         self.root = root
+        self.dry = dry  #: checks only: nothing is written
         self.real_root = Path(os.path.realpath(root))
         self.limits = limits
         self.members = 0
@@ -378,6 +379,7 @@ class _Extraction:
         if len(top) == 1 and top[0].is_dir(follow_symlinks=False):
             wrapper = top[0].name
             root = root / wrapper
+            self.skipped = {s.removeprefix(f"{wrapper}/") for s in self.skipped}
         for name in sorted(BUILD_FILES):  # the launcher's files: never the bot's
             path = root / name
             if path.is_file() and not path.is_symlink():
@@ -654,15 +656,27 @@ class _Metered:
 
 
 def _unpack_tar(source: IO[bytes], gz: bool, out: _Extraction) -> None:
-    """Read the tar as a stream, one member at a time, checking each header before its data
-    is read; gzip is inflated here, a bounded read at a time, not by tarfile."""
-    inner: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=source, mode="rb") if gz else source
-    meter = _Metered(inner, out.limits)
-    with _reading():  # the first header is read here
-        archive = tarfile.open(  # noqa: SIM115 (closed below: only opening is guarded)
-            fileobj=meter, mode="r|", encoding="utf-8", errors="surrogateescape"
-        )
-    with archive, inner:
+    """Read the tar twice: its headers alone first, each checked as a zip's central directory
+    is (so an archive refused by any header, the 10,001st of 100,000 empty files included,
+    writes nothing), then again, writing. The second reading costs at most the limits' worth
+    of inflating."""
+    for extraction in (_Extraction(out.root, out.limits, dry=True), out):
+        source.seek(0)
+        _read_tar(source, gz, extraction)
+
+
+def _read_tar(source: IO[bytes], gz: bool, out: _Extraction) -> None:
+    """One reading of the tar as a stream, a member at a time, its header checked before its
+    data is read; gzip is inflated here, a bounded read at a time, not by tarfile."""
+    with contextlib.ExitStack() as stack:
+        inner: IO[bytes] | gzip.GzipFile = source
+        if gz:  # closing it leaves the source open for the second reading
+            inner = stack.enter_context(gzip.GzipFile(fileobj=source, mode="rb"))
+        meter = _Metered(inner, out.limits)
+        with _reading():  # the first header is read here
+            archive = stack.enter_context(
+                tarfile.open(fileobj=meter, mode="r|", encoding="utf-8", errors="surrogateescape")
+            )
         while True:
             with _reading(meter.after, after=True):
                 member = archive.next()
@@ -673,7 +687,7 @@ def _unpack_tar(source: IO[bytes], gz: bool, out: _Extraction) -> None:
             # what tarfile reads past as this member's data (a file's, or an unknown type's)
             skipped = member.isreg() or member.type not in tarfile.SUPPORTED_TYPES
             meter.allow(member.size if skipped else 0, member.name)
-            if rel is None:
+            if rel is None or out.dry:
                 continue  # its data is skipped by the next read of a header
             if kind == "dir":
                 out.mkdir(rel)
@@ -701,7 +715,7 @@ def _tar_kind(member: tarfile.TarInfo) -> tuple[_Kind, str]:
         return "special", "a FIFO"
     if member.ischr() or member.isblk():
         return "special", "a device"
-    return "special", f"of tar type {member.type!r}"
+    return "special", f"of tar type {member.type.decode('latin-1')!r}"
 
 
 # ---------------------------------------------------------------------------------------------
