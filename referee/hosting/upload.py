@@ -308,6 +308,7 @@ class _Extraction:
             if rel in self.files:
                 raise UploadError(f"member {shown}: {_show(rel)} is both a file and a folder")
             self.dirs.add(rel)
+            self._count(shown)
             return rel
         if rel in self.dirs:
             raise UploadError(f"member {shown}: {_show(rel)} is both a file and a folder")
@@ -317,9 +318,20 @@ class _Extraction:
                 "first)"
             )
         self.files.add(rel)
+        self._count(shown)
         if parts[-1] == "bot.toml" and len(self.configs) < 2:
             self.configs.append(rel)
         return rel
+
+    def _count(self, shown: str) -> None:
+        """The folders a path implies count as members: 2,000 files, each 500 folders deep
+        on a branch of its own, would make a million folders from 2,000 members."""
+        if len(self.files) + len(self.dirs) > self.limits.members:
+            raise UploadError(
+                f"the archive's paths make more than {self.limits.members} files and folders "
+                f"(at member {shown})",
+                TOO_LARGE,
+            )
 
     def mkdir(self, rel: str) -> None:
         """Make ``rel`` and the folders above it, each 0755 and checked to lie in ``root``."""
@@ -383,6 +395,8 @@ class _Extraction:
         for name in sorted(BUILD_FILES):  # the launcher's files: never the bot's
             path = root / name
             if path.is_file() and not path.is_symlink():
+                self.written -= path.stat().st_size
+                self.files.discard(f"{wrapper}/{name}" if wrapper else name)
                 path.unlink()
                 self.skipped.add(name)
         config = self._config(root, wrapper)
@@ -734,10 +748,17 @@ def pack(folder: str | Path, limits: UploadLimits = UploadLimits()) -> bytes:
     :class:`UploadError`, a link (uploads take none), a name the server refuses, or a folder
     over ``limits``."""
     folder = Path(folder)
-    read_bot_config(folder)
-    found = entries(folder)
+    found = entries(folder)  # first: bot.toml may be a FIFO, which reading it would block on
     if len(found) > limits.members:
         raise UploadError(f"{folder}: more than {limits.members} files", TOO_LARGE)
+    config = next((e for e in found if e.rel == "bot.toml" and e.link is None), None)
+    if config is not None and config.size > limits.config_bytes:
+        raise UploadError(
+            f"{folder}: bot.toml is {config.size} bytes, over the "
+            f"{_size(limits.config_bytes)} a bot.toml may hold",
+            TOO_LARGE,
+        )
+    read_bot_config(folder)
     buffer = io.BytesIO()
     total = 0
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -747,12 +768,6 @@ def pack(folder: str | Path, limits: UploadLimits = UploadLimits()) -> bytes:
                 raise UploadError(
                     f"{folder}: {_show(entry.rel)} is a link (to {_show(entry.link)}); uploads "
                     "take no links (put the file itself there)"
-                )
-            if rel == "bot.toml" and entry.size > limits.config_bytes:
-                raise UploadError(
-                    f"{folder}: bot.toml is {entry.size} bytes, over the "
-                    f"{_size(limits.config_bytes)} a bot.toml may hold",
-                    TOO_LARGE,
                 )
             info = zipfile.ZipInfo(rel, date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED

@@ -268,6 +268,12 @@ def test_pack_then_unpack_gives_the_folders_own_hash(tmp_path: Path) -> None:
     assert bot.files == 2 and bot.skipped == ()
 
 
+@pytest.mark.parametrize("name", ["greedy", "planner", "node_random"])
+def test_every_sample_bot_survives_the_round_trip(tmp_path: Path, name: str) -> None:
+    folder = ROOT / "sample_bots" / name
+    assert accepted(pack(folder), tmp_path).content_hash == content_hash(folder)
+
+
 @pytest.mark.parametrize("how", ["zip", "tar", "tar.gz"])
 def test_a_single_wrapping_folder_is_stripped(tmp_path: Path, how: str) -> None:
     """As ``zip -r mybot.zip mybot/`` and ``tar czf mybot.tgz mybot`` make them: the folder's
@@ -370,6 +376,7 @@ def test_caches_and_mac_junk_are_left_out_and_named(tmp_path: Path) -> None:
     )
     bot = accepted(data, tmp_path)
     assert tree(bot.folder) == BOT
+    assert (bot.files, bot.size) == (2, len(BOT_TOML) + len(BOT_PY))
     assert bot.content_hash == accepted(zip_of(BOT), tmp_path, "clean").content_hash
     assert bot.skipped == (
         ".git/",
@@ -638,6 +645,31 @@ def test_100000_tiny_files_are_refused_fast_by_count(tmp_path: Path, how: str) -
     assert time.monotonic() - started < 3  # zipfile alone parses 100,000 entries in ~2 s
 
 
+@pytest.mark.parametrize("how", ["zip", "tar"])
+def test_folders_implied_by_paths_count_as_members(tmp_path: Path, how: str) -> None:
+    """2,000 files, each 11 folders deep on a branch of its own: 24,000 files and folders
+    from 2,000 members. A path may be 1024 bytes deep, so without counting them 10,000
+    members could make five million folders."""
+    names = [f"b{i}/" + "d/" * 10 + "f" for i in range(2000)]
+    if how == "zip":
+        data = raw_zip([Raw(b"bot.toml", BOT_TOML), *(Raw(n.encode()) for n in names)])
+    else:
+        data = tar_of([Member("bot.toml", BOT_TOML), *(Member(n) for n in names)])
+    refused(
+        data,
+        tmp_path,
+        r"^the archive's paths make more than 10000 files and folders \(at "
+        r"member 'b833/d/d/d/d/d/d/d/d/d/d/f'\)",
+        TOO_LARGE,
+    )
+
+
+def test_a_deep_path_within_the_limits_is_fine(tmp_path: Path) -> None:
+    deep = "a/" * 511 + "f"  # 1023 bytes, 511 folders
+    bot = accepted(zip_of({**BOT, deep: b"deep"}), tmp_path)
+    assert (bot.folder / deep).read_bytes() == b"deep"
+
+
 def test_a_zip_that_lies_about_its_count_is_counted_anyway(tmp_path: Path) -> None:
     data = bytearray(raw_zip([Raw(b"%07x" % i) for i in range(10_001)]))
     data[-14:-10] = struct.pack("<2H", 1, 1)  # the end record's counts: 1 member
@@ -805,6 +837,8 @@ def test_pack_refuses_what_the_server_would(tmp_path: Path) -> None:
     with pytest.raises(UploadError, match=r"file 'bad\\x1bname': its name holds the control"):
         pack(folder)
     (folder / "bad\x1bname").unlink()
+    with pytest.raises(UploadError, match=rf"bot.toml is {len(BOT_TOML)} bytes, over the 64 bytes"):
+        pack(folder, UploadLimits(config_bytes=64))
     (folder / "big.bin").write_bytes(b"\0" * 4096)
     with pytest.raises(UploadError, match=r"its files hold more than 2 KiB") as caught:
         pack(folder, UploadLimits(total_bytes=2048))
