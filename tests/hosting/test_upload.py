@@ -15,7 +15,7 @@ import resource
 import stat
 import struct
 import tarfile
-import time
+import tracemalloc
 import zipfile
 import zlib
 from collections.abc import Iterator, Sequence
@@ -559,7 +559,6 @@ def test_an_upload_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
 def test_a_1_kb_zip_declaring_10_gib_is_refused_from_its_header(tmp_path: Path) -> None:
     bomb = raw_zip([Raw(b"bot.toml", BOT_TOML), Raw(b"zeros", b"\0" * 100, size=10 * GIB)])
     assert len(bomb) < 1024
-    started = time.monotonic()
     with files_at_most(1 << 20):
         refused(
             bomb,
@@ -568,7 +567,6 @@ def test_a_1_kb_zip_declaring_10_gib_is_refused_from_its_header(tmp_path: Path) 
             "may hold$",
             TOO_LARGE,
         )
-    assert time.monotonic() - started < 2
 
 
 def test_a_zip_inflating_to_10_gib_is_refused_from_its_header(tmp_path: Path) -> None:
@@ -579,10 +577,8 @@ def test_a_zip_inflating_to_10_gib_is_refused_from_its_header(tmp_path: Path) ->
         ]
     )
     assert len(bomb) < 12 << 20
-    started = time.monotonic()
     with files_at_most(1 << 20):
         refused(bomb, tmp_path, r"^member 'zeros' is 10737418240 bytes, over the 1 GiB", TOO_LARGE)
-    assert time.monotonic() - started < 2
 
 
 def test_many_honest_members_over_the_total_are_refused_before_writing(tmp_path: Path) -> None:
@@ -609,10 +605,8 @@ def test_a_zip_header_understating_its_data_is_cut_at_what_it_declares(tmp_path:
             Raw(b"zeros", inflating_to(10 * GIB), size=1 << 20, crc=1, method=8),
         ]
     )
-    started = time.monotonic()
     with files_at_most((1 << 20) + 1):
         refused(bomb, tmp_path, r"^a corrupt archive at member 'zeros': Bad CRC-32", UNREADABLE)
-    assert time.monotonic() - started < 2
 
 
 def test_a_reader_yielding_more_than_declared_is_cut_at_the_declaration(
@@ -632,17 +626,29 @@ def test_a_reader_yielding_more_than_declared_is_cut_at_the_declaration(
         )
 
 
+def _no_zipfile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any parse by zipfile fail the test: what these archives cost zipfile (seconds and
+    hundreds of MB for 100,000 entries, quadratic time for an extra-field flood) must be
+    refused before zipfile sees them. Shown by structure, not by a clock."""
+
+    def parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("zipfile parsed the archive before it was refused")
+
+    monkeypatch.setattr(zipfile, "ZipFile", parse)
+
+
 @pytest.mark.parametrize("how", ["zip", "tar", "tar.gz"])
-def test_100000_tiny_files_are_refused_fast_by_count(tmp_path: Path, how: str) -> None:
+def test_100000_tiny_files_are_refused_fast_by_count(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     names = (b"%07x" % i for i in range(100_000))
     if how == "zip":
         data = raw_zip([Raw(b"bot.toml", BOT_TOML), *(Raw(n) for n in names)])
+        _no_zipfile(monkeypatch)  # counted from the central directory: zipfile never runs
     else:
         data = raw_tar_headers(names, 100_000)
         data = gzip.compress(data, 1) if how == "tar.gz" else data
-    started = time.monotonic()
     refused(data, tmp_path, r"^the archive holds more than 10000 members", TOO_LARGE)
-    assert time.monotonic() - started < 3  # zipfile alone parses 100,000 entries in ~2 s
 
 
 @pytest.mark.parametrize("how", ["zip", "tar"])
@@ -676,16 +682,17 @@ def test_a_zip_that_lies_about_its_count_is_counted_anyway(tmp_path: Path) -> No
     refused(bytes(data), tmp_path, r"^the archive holds more than 10000 members", TOO_LARGE)
 
 
-def test_a_zip_extra_field_flood_is_refused_before_zipfile_decodes_it(tmp_path: Path) -> None:
+def test_a_zip_extra_field_flood_is_refused_before_zipfile_decodes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """16,000 empty extra records in one entry cost zipfile ~15 ms to decode (it slices the
     field once per record); a 64 MiB upload holds a thousand such entries."""
     flood = b"\x99\x99\0\0" * 16_000
     data = raw_zip([Raw(b"bot.toml", BOT_TOML), *(Raw(b"%d" % i, extra=flood) for i in range(50))])
-    started = time.monotonic()
+    _no_zipfile(monkeypatch)
     refused(
         data, tmp_path, r"^a corrupt archive: an entry with 16000 extra-field records", UNREADABLE
     )
-    assert time.monotonic() - started < 0.5
 
 
 def test_a_tar_header_declaring_10_gib_is_refused_before_reading(tmp_path: Path) -> None:
@@ -709,9 +716,13 @@ def test_a_tar_header_record_declaring_10_gib_stops_at_the_header_limit(
     header.type, header.size = type_, 10 * GIB
     bomb = inflating_to(GIB, gzip_wrapped=True, head=header.tobuf(tarfile.GNU_FORMAT))
     assert len(bomb) < 2 << 20
-    started = time.monotonic()
-    refused(bomb, tmp_path, r"^the tar's headers at its start run over 64 KiB", TOO_LARGE)
-    assert time.monotonic() - started < 2
+    tracemalloc.start()
+    try:
+        refused(bomb, tmp_path, r"^the tar's headers at its start run over 64 KiB", TOO_LARGE)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20  # tarfile alone would hold the header whole: 520 MB for this one
 
 
 def test_a_tar_header_declaring_more_than_follows_is_corrupt(tmp_path: Path) -> None:
