@@ -29,7 +29,7 @@ demo: $(STAMP)  ## a tournament of the sample bots over gRPC, the leaderboard, i
 	@echo "Or serve the page live (it refreshes itself while a tournament writes the store):"
 	@echo "  $(BIN)/ttr leaderboard serve --db records/demo.db"
 
-test: $(STAMP) toolchains  ## the whole test suite
+test: $(STAMP) toolchains  ## the test suite; TTR_SOAK=1 make test adds the long soaks (tests/soak.py)
 	$(BIN)/python -m pytest -q
 
 toolchains:  ## the Debian packages the Go and C++ starter kits build with (installed as root)

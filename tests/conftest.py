@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from referee.hosting.seeds import KEY_FILE_ENV
+from tests import soak
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -17,6 +18,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the golden files in tests/data/ instead of comparing against them",
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``soak`` run only with ``TTR_SOAK=1`` (tests/soak.py)."""
+    if soak.ENABLED:
+        return
+    skip = pytest.mark.skip(reason=soak.REASON)
+    for item in items:
+        if item.get_closest_marker("soak") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ from referee.games.board.scoring import owned_routes, route_points_of
 from referee.games.board.state import EMPTY
 from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
 from referee.selfplay import play_random_game
+from tests import soak
 from tests.helpers import (
     FACTS,
     RULESETS,
@@ -305,33 +306,52 @@ def play_checked(
     raise AssertionError(f"game {players}p seed {seed} did not end in {MAX_DECISIONS} decisions")
 
 
+# The random-game soaks below play a quarter of their seeds by default and the other three
+# quarters with TTR_SOAK=1 (tests/soak.py): every check, every variant and player count, fewer
+# games.
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", soak.seeds(100, 25))
 @pytest.mark.parametrize(("variant", "players"), VARIANT_SEATS, ids=VARIANT_SEAT_IDS)
-def test_uniform_random_games_keep_the_basic_invariants(variant: str, players: int) -> None:
-    """1900 uniform random games in all (100 per variant and player count), the cheap checks
-    after every decision."""
-    for seed in range(100):
+def test_uniform_random_games_keep_the_basic_invariants(
+    variant: str, players: int, seeds: range
+) -> None:
+    """1900 uniform random games in all (100 per variant and player count; 25 by default),
+    the cheap checks after every decision."""
+    for seed in seeds:
         final = play_checked(players, seed, uniform, seed, check_basics, RULESETS[variant])
         assert final.end_reason
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("seeds", soak.seeds(20, 5))
 @pytest.mark.parametrize(("variant", "players"), VARIANT_SEATS, ids=VARIANT_SEAT_IDS)
-def test_uniform_random_games_keep_every_invariant(variant: str, players: int) -> None:
+def test_uniform_random_games_keep_every_invariant(
+    variant: str, players: int, seeds: range
+) -> None:
     """Every check after every decision, in 380 more uniform random games (20 per variant
-    and player count)."""
-    for seed in range(20):
+    and player count; 5 by default)."""
+    for seed in seeds:
         play_checked(players, 1_000 + seed, uniform, seed, ruleset=RULESETS[variant])
 
 
+SKEWED = [
+    pytest.param(policy, *split.values, id=f"{policy}-{split.id}", marks=split.marks)
+    for policy, games in (("hoarder", 16), ("claimer", 32))
+    for split in soak.seeds(games, games // 4)
+]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("policy", ["hoarder", "claimer"])
+@pytest.mark.parametrize(("policy", "seeds"), SKEWED)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_skewed_random_games_keep_every_invariant(variant: str, policy: str) -> None:
+def test_skewed_random_games_keep_every_invariant(variant: str, policy: str, seeds: range) -> None:
     """Hoarders empty the deck and the ticket deck and end up passing; claimers race to the
-    last round. 16 hoarder and 32 claimer games per variant, every player count in turn."""
+    last round. 16 hoarder and 32 claimer games per variant (4 and 8 by default), every
+    player count in turn."""
     counts = FACTS[variant].players
-    for seed in range(16 if policy == "hoarder" else 32):
+    for seed in seeds:
         players = counts[seed % len(counts)]
         play_checked(players, 10_000 + seed, POLICIES[policy], seed, ruleset=RULESETS[variant])
 

@@ -30,11 +30,13 @@ RANDOM = ROOT / "sample_bots" / "random"
 #: a line each kit writes to its log for every decision
 CHOSE = "chose #"
 
-# Per kit with a build: a file its build reads, and an edit that breaks the build. (The Node
-# kit has none: its packages are the platform's, runtimes/node.)
+# Per kit with a build: a file its build reads, and an edit that breaks the build: a line added
+# at its end, or at its start for Go, whose build then fails as it reads the imports instead
+# of after compiling gRPC (a jailed build keeps no Go build cache: that takes a build's time).
+# (The Node kit has no build: its packages are the platform's, runtimes/node.)
 _SOURCE = {
-    "go": ("main.go", "this is not Go\n"),
-    "cpp": ("bot.cc", "this is not C++;\n"),
+    "go": ("main.go", "this is not Go\n", "start"),
+    "cpp": ("bot.cc", "this is not C++;\n", "end"),
 }
 
 
@@ -115,11 +117,11 @@ def test_kit_rebuilds_after_an_edit_only_and_reports_a_broken_build(kit: Path) -
     config = load_bot_config(kit)  # built, if the test above did not run
     assert config.build
     assert build.ensure_built(config) is False  # nothing changed
-    source_name, broken = _SOURCE[kit.name.removeprefix("my_")]
+    source_name, broken, where = _SOURCE[kit.name.removeprefix("my_")]
     source = kit / source_name
     good = source.read_text(encoding="utf-8")
     try:
-        source.write_text(good + broken, encoding="utf-8")
+        source.write_text(broken + good if where == "start" else good + broken, encoding="utf-8")
         with pytest.raises(BotBuildError) as caught:
             load_bot_config(kit)
         message = str(caught.value)

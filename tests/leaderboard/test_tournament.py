@@ -235,8 +235,8 @@ def _start_and_wait(
 def test_a_run_killed_at_random_resumes_without_losing_or_doubling_games(tmp_path: Path) -> None:
     db = tmp_path / "league.db"
     args = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
-    rounds = ["--rounds", "6"]
-    total = games_in(3, 2, 6)
+    rounds = ["--rounds", "3"]  # 18 games, the kill once 5 are stored
+    total = games_in(3, 2, 3)
     proc, family = _start_and_wait([*args, *rounds, RANDOM, GREEDY, PLANNER], db, 5)
     try:
         with sqlite3.connect(db) as conn:
@@ -279,7 +279,8 @@ def test_an_interrupted_run_stops_soon_says_how_to_resume_and_leaves_nothing_run
 ) -> None:
     db = tmp_path / "league.db"
     args = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
-    proc, family = _start_and_wait([*args, "--rounds", "8", RANDOM, GREEDY, PLANNER], db, 3)
+    # 18 games, the signal once 3 are stored
+    proc, family = _start_and_wait([*args, "--rounds", "3", RANDOM, GREEDY, PLANNER], db, 3)
     interrupted = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)

@@ -1,12 +1,16 @@
 """The league page server under many slow or idle clients (issue 21, item 6): with the
 descriptor limit of a small account (256), 300 idle connections neither exhaust its
 descriptors nor make it spin on ``accept``; a connection left idle or sending its headers
-slowly is closed; the page answers again as soon as the flood stops."""
+slowly is closed; the page answers again as soon as the flood stops. And however its clients
+behave, Ctrl-C or SIGTERM stops it at once, even when it was started with SIGINT ignored, as a
+background job of a script or CI is (issue 21: "did not stop within 10 s of Ctrl-C")."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -107,3 +111,115 @@ def test_an_idle_or_slow_connection_is_closed(db: Path, monkeypatch: pytest.Monk
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _clients_that_hold_threads(host: str, port: int) -> list[socket.socket]:
+    """Connections that each keep a server thread busy: idle ones, one whose request never
+    ends, a keep-alive one between two requests, and one that asks for the page again and
+    again and reads none of it, so that its thread ends up blocked writing."""
+    clients = [socket.create_connection((host, port), timeout=30) for _ in range(6)]
+    idle, unfinished, polling, greedy = clients[:3], clients[3], clients[4], clients[5]
+    del idle  # connected, nothing sent (a browser's spare connections)
+    unfinished.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # the headers never end
+    for _ in range(2):  # a page's keep-alive connection, between two polls
+        polling.sendall(b"GET /api/league.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _answer(polling).startswith(b"{")
+    greedy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    with contextlib.suppress(OSError):  # until the server stops reading it (2 s at most)
+        greedy.settimeout(2)
+        for _ in range(400):
+            greedy.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.5)  # every connection reaches its thread
+    return clients
+
+
+def test_stop_hangs_up_on_every_client_and_leaves_no_thread_behind(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``serve`` does when told to stop: without it, each of these threads would wait for
+    its client until the read timeout (made a minute here, to tell the two apart)."""
+    monkeypatch.setattr(server_mod._Handler, "timeout", 60.0)
+    before = set(threading.enumerate())
+    server = make_server(LeagueSite(db), "127.0.0.1", 0)
+    loop = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    loop.start()
+    host, port = server.server_address[:2]
+    clients = _clients_that_hold_threads(str(host), int(port))
+    try:
+        handlers = set(threading.enumerate()) - before - {loop}
+        assert len(handlers) == len(clients)
+        server.shutdown()
+        server.stop()
+        for thread in handlers:
+            thread.join(10)
+            assert not thread.is_alive(), "a connection's thread outlived stop()"
+        for s in clients[:5]:  # closed by the server (the greedy one has answers to read)
+            s.settimeout(10)
+            with contextlib.suppress(ConnectionResetError):
+                while s.recv(65536):
+                    pass
+        with pytest.raises(OSError):  # no longer listening
+            socket.create_connection((str(host), int(port)), timeout=10).close()
+    finally:
+        for s in clients:
+            s.close()
+
+
+def _ignore_sigint() -> None:
+    """What a non-interactive shell does to a background job (``ttr leaderboard serve &``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _answer(s: socket.socket) -> bytes:
+    """One whole HTTP answer (headers and a Content-Length body) read from ``s``."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        assert chunk, "the server hung up before answering"
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = re.search(rb"\r\nContent-Length: (\d+)", head)
+    assert length is not None, head
+    while len(body) < int(length[1]):
+        chunk = s.recv(65536)
+        assert chunk, "the server hung up mid-answer"
+        body += chunk
+    assert head.startswith(b"HTTP/1.1 200 ")
+    return body
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_stops_at_once_on_a_signal_whatever_its_clients_do(
+    db: Path, signum: signal.Signals
+) -> None:
+    proc = subprocess.Popen(
+        [*TTR, "leaderboard", "serve", "--db", str(db), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ignore_sigint,
+    )
+    clients: list[socket.socket] = []
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("serving http://"), line
+        host, port = line.split()[1].removeprefix("http://").rstrip("/").split(":")
+        clients = _clients_that_hold_threads(host, int(port))
+        assert proc.poll() is None
+
+        proc.send_signal(signum)
+        signalled = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"ttr leaderboard serve still ran 10 s after {signum.name}")
+        took = time.monotonic() - signalled
+    finally:
+        for s in clients:
+            s.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, out, err) == (0, "stopped\n", ""), f"after {took:.1f} s"
+    assert took < 10

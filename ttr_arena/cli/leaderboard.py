@@ -132,16 +132,21 @@ def _add_serve(sub: Subcommands) -> None:
 def cmd_leaderboard_serve(args: argparse.Namespace) -> int:
     from ttr_arena.pages.league.server import serve
 
-    def on_term(signum: int, frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # `kill` stops the server as cleanly as Ctrl-C does
 
-    previous_term = signal.signal(signal.SIGTERM, on_term)
+    # SIGINT too, whatever it was: a background job of a non-interactive shell (a script, CI)
+    # starts with SIGINT ignored, and Python would keep ignoring it, so the server could only
+    # be killed. Asked to stop, it stops.
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         serve(args.db, args.host, args.port, refresh_s=args.refresh, recent=args.recent)
     except (StoreError, PageError) as e:
         raise UserError(str(e)) from None
     finally:
-        signal.signal(signal.SIGTERM, previous_term)
+        for number, handler in previous.items():
+            if handler is not None:  # None: set outside Python, and cannot be put back
+                signal.signal(number, handler)
     return 0
 
 

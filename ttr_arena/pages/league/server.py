@@ -16,11 +16,13 @@ reader see each committed game as it lands.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable
@@ -157,6 +159,10 @@ IDLE_S = 10.0
 #: connections served at once; one more is closed as soon as it is accepted, so the server
 #: never runs out of descriptors (and never spins on a failing ``accept``)
 MAX_CONNECTIONS = 64
+#: seconds :meth:`LeagueServer.stop` waits, once it has hung up on every open connection, for
+#: their threads to finish what they were doing (rendering a replay, say); past that they are
+#: left to end with the process (daemon threads)
+STOP_S = 2.0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -251,8 +257,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class _Server(ThreadingHTTPServer):
+class LeagueServer(ThreadingHTTPServer):
     daemon_threads = True  # Ctrl-C does not wait for a browser's idle keep-alive connection
+    block_on_close = False  # :meth:`stop` hangs up and waits, boundedly, itself
     #: the listen backlog: socketserver's 5 drops the handshakes of a burst of clients (each
     #: then waits a second or more to retry) faster than the loop accepts and sheds them
     request_queue_size = 128
@@ -260,6 +267,10 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        #: the connections being served. A socket leaves this set, under its lock, before it
+        #: is closed, so :meth:`stop` never shuts down a descriptor another socket reuses.
+        self._open: set[socket.socket] = set()
+        self._open_changed = threading.Condition()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """A thread per connection, at most :data:`MAX_CONNECTIONS` at once; past that the
@@ -267,9 +278,12 @@ class _Server(ThreadingHTTPServer):
         if not self._slots.acquire(blocking=False):
             self.shutdown_request(request)
             return
+        with self._open_changed:
+            self._open.add(request)
         try:
             super().process_request(request, client_address)
         except BaseException:
+            self._forget(request)
             self._slots.release()
             raise
 
@@ -279,6 +293,29 @@ class _Server(ThreadingHTTPServer):
         finally:
             self._slots.release()
 
+    def shutdown_request(self, request: Any) -> None:
+        self._forget(request)
+        super().shutdown_request(request)
+
+    def _forget(self, request: Any) -> None:
+        with self._open_changed:
+            self._open.discard(request)
+            self._open_changed.notify_all()
+
+    def stop(self, wait_s: float = STOP_S) -> None:
+        """Stop listening, hang up on every open connection (a thread blocked reading an idle
+        keep-alive connection or a slow request, or writing to a client that does not read,
+        returns at once) and wait up to ``wait_s`` seconds for their threads to close them.
+        Never longer, whatever the clients do: Ctrl-C and SIGTERM stop the server promptly."""
+        self.server_close()
+        deadline = time.monotonic() + wait_s
+        with self._open_changed:
+            for connection in self._open:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+            while self._open and (left := deadline - time.monotonic()) > 0:
+                self._open_changed.wait(left)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line, never a traceback: a client that hung up is not the server's problem."""
         error = sys.exc_info()[1]
@@ -287,12 +324,12 @@ class _Server(ThreadingHTTPServer):
         print(f"ttr: request from {client_address[0]} failed: {error!r}", file=sys.stderr)
 
 
-def make_server(site: LeagueSite, host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
+def make_server(site: LeagueSite, host: str = "127.0.0.1", port: int = 8080) -> LeagueServer:
     """A server bound to ``host:port`` (port 0: a free one), not yet serving."""
     handler = type("LeagueHandler", (_Handler,), {"site": site})
-    server_class: Callable[..., ThreadingHTTPServer] = _Server
+    server_class: Callable[..., LeagueServer] = LeagueServer
     if ":" in host:
-        server_class = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+        server_class = type("LeagueServer6", (LeagueServer,), {"address_family": socket.AF_INET6})
     return server_class((host, port), handler)
 
 
@@ -325,5 +362,5 @@ def serve(
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.stop()
     print("stopped", flush=True)
