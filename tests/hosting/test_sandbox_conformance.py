@@ -29,6 +29,7 @@ import sys
 import sysconfig
 import time
 import uuid
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -590,13 +591,16 @@ def test_log_flood_is_capped(arena: Arena) -> None:
 # through the command line
 
 
-def ttr_play(arena: Arena, bots: list[Path], *extra: str) -> tuple[dict[str, Any], Path]:
+def ttr_play(
+    arena: Arena, bots: list[Path], *extra: str, start: Sequence[str] = ()
+) -> tuple[dict[str, Any], Path]:
+    """``ttr play`` of ``bots`` on New York with the arena's clocks and limits, in a process
+    of its own (``start``: what runs it instead of ``python -m ttr_arena.cli``, given the
+    command's arguments); its JSON summary and its logs folder."""
     record = arena.records / f"cli-{uuid.uuid4().hex[:8]}.json"
     logs = arena.logs / record.stem
     argv = [
-        sys.executable,
-        "-m",
-        "ttr_arena.cli",
+        *(start or (sys.executable, "-m", "ttr_arena.cli")),
         "play",
         *map(str, bots),
         "--variant",

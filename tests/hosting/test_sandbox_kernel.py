@@ -11,12 +11,10 @@ SSH login (pam_keyinit) or a systemd service does; the tests start ``ttr play`` 
 # ruff: noqa: F811 (the arena fixture, imported, is what the tests take)
 from __future__ import annotations
 
-import json
 import platform
 import re
 import subprocess
 import sys
-import uuid
 
 import pytest
 
@@ -33,6 +31,7 @@ from tests.hosting.test_sandbox_conformance import (  # noqa: F401 (arena: a fix
     gone,
     play,
     sandbox_available,
+    ttr_play,
 )
 
 PROBES = HOSTILE / "kernel" / "probes.py"
@@ -79,37 +78,13 @@ def _play_under_a_session_keyring(arena: Arena, *extra: str) -> tuple[dict[str, 
     """``ttr play`` of two kernel bots, started under a session keyring of its own; each
     seat's ``ATTACK`` lines."""
     folders = [arena.hostile("kernel", {})[0] for _ in range(2)]
-    logs = arena.logs / uuid.uuid4().hex[:8]
     join = (
-        "import ctypes, os, sys; sys.path.insert(0, sys.argv[1]); import probes; "
+        "import os, sys; sys.path.insert(0, sys.argv[1]); import probes; "
         "probes.join_session_keyring(); "
         "os.execv(sys.executable, [sys.executable, '-m', 'ttr_arena.cli', *sys.argv[2:]])"
     )
-    argv = [
-        sys.executable,
-        "-c",
-        join,
-        str(PROBES.parent),
-        "play",
-        *map(str, folders),
-        "--variant",
-        "newyork",
-        "--move-ms",
-        str(CLOCK.move_ms),
-        "--bank-ms",
-        str(CLOCK.bank_ms),
-        "--logs",
-        str(logs),
-        "--record",
-        str(arena.records / f"{logs.name}.json"),
-        "--memory-mb",
-        str(LIMITS.memory_mb),
-        "--json",
-        *extra,
-    ]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(done.stdout)
+    start = (sys.executable, "-c", join, str(PROBES.parent))
+    summary, logs = ttr_play(arena, folders, *extra, start=start)
     assert [p["faults"] for p in summary["players"]] == [0, 0], summary
     seat_logs = sorted(logs.iterdir())
     assert [p.name.split("-")[0] for p in seat_logs] == ["seat0", "seat1"]
