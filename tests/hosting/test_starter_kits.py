@@ -31,12 +31,13 @@ RANDOM = ROOT / "sample_bots" / "random"
 CHOSE = "chose #"
 
 # Per kit with a build: a file its build reads, and an edit that breaks the build: a line added
-# at its end, or at its start for Go, whose build then fails as it reads the imports instead
-# of after compiling gRPC (a jailed build keeps no Go build cache: that takes a build's time).
-# (The Node kit has no build: its packages are the platform's, runtimes/node.)
+# at its end, or at its start where the compiler then stops at once: Go as it reads the
+# imports, before compiling gRPC (a jailed build keeps no Go build cache, so that would take a
+# whole build's time), g++ at a missing header, before parsing gRPC's. (The Node kit has no
+# build: its packages are the platform's, runtimes/node.)
 _SOURCE = {
     "go": ("main.go", "this is not Go\n", "start"),
-    "cpp": ("bot.cc", "this is not C++;\n", "end"),
+    "cpp": ("bot.cc", '#include "this_is_not_a_header.h"\n', "start"),
 }
 
 

@@ -10,11 +10,13 @@ bytes) and error statuses. Its StartGame and EndGame replies are fuzzed too. The
 never raise or stall: every game ends, on short clocks, with every fault on the fuzzed seat,
 each bounded, and a record that replays.
 
-A second test puts twenty times as many fuzzed answers to the answer check alone.
+A second test puts 1,200 fuzzed answers to the answer check alone (twenty per game asked
+with ``TTR_FUZZ_EXAMPLES``).
 
-CI runs a fixed set (``derandomize``: the same cases every run): 60 games and 1,200 checks,
-about 15 s on two cores. For a longer run with fresh random cases, set ``TTR_FUZZ_EXAMPLES``
-to the number of games, e.g. ``TTR_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest
+The default suite (and CI) runs a fixed set (``derandomize``: the same cases every run): 20
+games and 1,200 checks, about 8 s on two cores; ``TTR_SOAK=1`` adds 60 other fixed games
+(tests/soak.py). For a longer run with fresh random cases, set ``TTR_FUZZ_EXAMPLES`` to the
+number of games, e.g. ``TTR_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest
 tests/referee/test_fuzz.py`` (500 games and 10,000 checks took 2.5 minutes). Add
 ``--hypothesis-show-statistics`` to see which faults the cases reached.
 """
@@ -53,9 +55,13 @@ from tests.referee.test_faults_bounded import (
 )
 from ttr.v1 import actions_pb2, bot_service_pb2
 
-#: Games in CI; ``TTR_FUZZ_EXAMPLES`` asks for more (and for random ones).
-CI_EXAMPLES = 60
+#: Games in the default suite and in the soak (TTR_SOAK=1); ``TTR_FUZZ_EXAMPLES`` asks for
+#: more (and for random ones) in both.
+CI_EXAMPLES = 20
+SOAK_EXAMPLES = 60
 _ASKED = os.environ.get("TTR_FUZZ_EXAMPLES")
+#: answers put to the answer check alone: 1,200 fixed, or twenty per game asked
+CHECKS = int(_ASKED) * 20 if _ASKED else 1_200
 FUZZ = settings(
     max_examples=int(_ASKED) if _ASKED else CI_EXAMPLES,
     derandomize=_ASKED is None,
@@ -63,6 +69,7 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+FUZZ_SOAK = settings(FUZZ, max_examples=int(_ASKED) if _ASKED else SOAK_EXAMPLES)
 CLOCK = Clock(move_ms=150, bank_ms=500)
 T = TypeVar("T")
 
@@ -270,8 +277,7 @@ def servers() -> Iterator[tuple[list[RawBot], list[SeatBot]]]:
         yield bots, seats
 
 
-@FUZZ
-@given(
+fuzzed_games = given(
     script=st.lists(recipes, min_size=1, max_size=12),
     start=other_replies,
     end=other_replies,
@@ -279,6 +285,10 @@ def servers() -> Iterator[tuple[list[RawBot], list[SeatBot]]]:
     fuzzed=st.integers(0, 1),
     seed=st.integers(0, 2**32),
 )
+
+
+@FUZZ
+@fuzzed_games
 def test_fuzzed_bot_never_breaks_the_referee(
     servers: tuple[list[RawBot], list[SeatBot]],
     tmp_path_factory: pytest.TempPathFactory,
@@ -289,6 +299,37 @@ def test_fuzzed_bot_never_breaks_the_referee(
     fuzzed: int,
     seed: int,
 ) -> None:
+    play_fuzzed(servers, tmp_path_factory, script, start, end, variant, fuzzed, seed)
+
+
+@pytest.mark.soak
+@FUZZ_SOAK
+@fuzzed_games
+def test_fuzzed_bot_never_breaks_the_referee_in_more_games(
+    servers: tuple[list[RawBot], list[SeatBot]],
+    tmp_path_factory: pytest.TempPathFactory,
+    script: list[Recipe],
+    start: Reply,
+    end: Reply,
+    variant: str,
+    fuzzed: int,
+    seed: int,
+) -> None:
+    """The soak: other fixed cases (hypothesis derives them from the test's name)."""
+    play_fuzzed(servers, tmp_path_factory, script, start, end, variant, fuzzed, seed)
+
+
+def play_fuzzed(
+    servers: tuple[list[RawBot], list[SeatBot]],
+    tmp_path_factory: pytest.TempPathFactory,
+    script: list[Recipe],
+    start: Reply,
+    end: Reply,
+    variant: str,
+    fuzzed: int,
+    seed: int,
+) -> None:
+    """One game against a bot that answers with ``script``, checked."""
     bots, addresses = servers
     bot, good = bots
     bot.requests.clear()
@@ -334,7 +375,7 @@ def states() -> list[GameState]:
 STATES = states()
 
 
-@settings(FUZZ, max_examples=FUZZ.max_examples * 20)
+@settings(FUZZ, max_examples=CHECKS)
 @given(
     recipe=rarely(garbage, answers),
     at=st.integers(0, len(STATES) - 1),
