@@ -5,9 +5,9 @@ Each bot under tests/hostile_bots/ plays legal random moves around one attack an
 variant, sandboxed, against the sample random bot(s) must: finish; put faults (if any) on the
 hostile seat only; leave the other bots running with no fault; leave no trace of the attack
 (files, connections, processes); and leave nothing of the hostile bot running once it is
-stopped. The hostile bot's own log must show each attempt failing. ``test_soak_*`` plays 40
-such games in this process and checks that the referee's memory and open files stay flat
-(``TTR_HOSTILE_GAMES=N`` for another count).
+stopped. The hostile bot's own log must show each attempt failing. ``test_soak_*`` plays 28
+such games (40 with ``TTR_SOAK=1``, or ``TTR_HOSTILE_GAMES=N``) in this process and checks
+that the referee's memory and open files stay flat.
 
 A machine that cannot run the sandbox fails these tests, naming what is missing: a sandbox
 that silently does not run is what they exist to catch.
@@ -538,7 +538,7 @@ def test_other_bots_addresses_cannot_be_found_bound_or_called(arena: Arena) -> N
     assert not any(k.startswith(("find ", "hijack")) for k in tried), tried
     ends = {k: v for k, v in tried.items() if k.startswith("EndGame on ")}
     assert len(ends) == 2 and all(failed(v) for v in ends.values()), ends
-    assert str(port) not in tried["read /proc/net/tcp"]
+    assert not re.search(rf"(?<!\d){port}(?!\d)", tried["read /proc/net/tcp"])  # whole numbers
     assert "ttr-bot-" not in tried["read /proc/net/unix"]
 
 
@@ -689,8 +689,18 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_soak_referee_memory_and_files_stay_flat(arena: Arena) -> None:
-    games = int(os.environ.get("TTR_HOSTILE_GAMES", "40"))
+@pytest.mark.parametrize(
+    "games",
+    [
+        pytest.param(2 * len(SOAK), id="every-attack-twice"),
+        pytest.param(
+            int(os.environ.get("TTR_HOSTILE_GAMES", "40")), id="soak", marks=pytest.mark.soak
+        ),
+    ],
+)
+def test_soak_referee_memory_and_files_stay_flat(arena: Arena, games: int) -> None:
+    """Every attack of SOAK played twice in the default suite (the second round measured
+    against the first); 40 games (``TTR_HOSTILE_GAMES``) with ``TTR_SOAK=1``."""
     warmup = len(SOAK)
     assert games > warmup
     config = SandboxConfig(limits=LIMITS)
