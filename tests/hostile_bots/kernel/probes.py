@@ -13,6 +13,7 @@ import ctypes
 import errno
 import os
 import platform
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -99,12 +100,24 @@ def fetch(description: str) -> str:
 
 
 def ptrace_child() -> str:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    """Attach to a child of ours (which unjailed the kernel allows). Reaped by hand: once
+    attached, the child's stop is reported to us like an exit, and Popen would take it for
+    one and never kill it, leaving it stopped forever with our stdout open."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         return reached("ptrace", PTRACE_ATTACH, child.pid, None, None)
     finally:
-        child.kill()
-        child.wait()
+        os.kill(child.pid, signal.SIGKILL)
+        while True:
+            _, status = os.waitpid(child.pid, 0)
+            if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+                break
+        child.returncode = -signal.SIGKILL
 
 
 #: what each probe calls
