@@ -587,29 +587,25 @@ class Jail:
         bwrap reads its options and the seccomp program from pipes; a bot's jail also tells
         us its PID 1 (``--info-fd``), whose root holds the bot's socket tmpfs: the link
         ``home/sock`` is pointed there before this returns."""
-        opened: list[int] = []
+        given: list[int] = []  #: the fds bwrap inherits (closed here once it has them)
+        info_read = -1  #: ours: where bwrap says its PID 1
         try:
-            given: list[int] = []  #: the fds bwrap inherits
             inline: list[str] = []
             for flag, data in (
                 ("--args", b"".join(a.encode() + b"\0" for a in self.args)),
                 ("--seccomp", seccomp_program()),
             ):
                 read, write = os.pipe()
-                opened += [read, write]
-                os.write(write, data)  # a few KB: the pipe holds it all before bwrap reads
                 given.append(read)
+                try:
+                    os.write(write, data)  # a few KB: the pipe holds it all before bwrap reads
+                finally:
+                    os.close(write)  # bwrap reads to EOF
                 inline += [flag, str(read)]
-            info_read = -1
             if self.sock_link is not None:
                 info_read, info_write = os.pipe()
-                opened += [info_read, info_write]
                 given.append(info_write)
                 inline += ["--info-fd", str(info_write)]
-            for fd in opened:
-                if fd not in given and fd != info_read:
-                    os.close(fd)  # the write ends of the data pipes: bwrap sees EOF
-            opened = [fd for fd in opened if fd in given or fd == info_read]
             proc = subprocess.Popen(
                 [*self.prefix, *inline, "--", *self.command],
                 pass_fds=[*given, *keep_fds],
@@ -617,14 +613,15 @@ class Jail:
             )
             for fd in given:
                 os.close(fd)
-            opened = [info_read] if info_read != -1 else []
+            given = []
             if info_read != -1:
                 self._link_socket(info_read)
             return proc
         finally:
-            for fd in opened:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            for fd in [*given, info_read]:
+                if fd != -1:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
 
     def _link_socket(self, info_fd: int) -> None:
         """Read bwrap's ``{"child-pid": N}`` and point ``sock_link`` at the jail's socket
