@@ -1,0 +1,1 @@
+"""The competition server\x27s web app (issue 22): docs/server.md."""
