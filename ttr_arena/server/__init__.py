@@ -1,1 +1,2 @@
-"""The competition server\x27s web app (issue 22): docs/server.md."""
+"""The competition server's web app (issue 22): the ladder's API and author pages, with the
+league page and replays beside them; docs/server.md."""
