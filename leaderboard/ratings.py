@@ -87,9 +87,12 @@ def _rate_free_for_all(
 
 
 def rate_games(
-    games: Iterable[GameResult], env: trueskill.TrueSkill | None = None
+    games: Iterable[GameResult],
+    env: trueskill.TrueSkill | None = None,
+    start: Mapping[int, Rating] | None = None,
 ) -> dict[int, Rating]:
-    """Ratings by bot_id after playing ``games`` in the given order from default ratings.
+    """Ratings by bot_id after playing ``games`` in the given order from default ratings (or
+    from ``start``, for a bot listed there: a ladder version starts from its author's mu).
 
     Pure: it builds new values only. A game with a single seat compares nobody and is skipped.
     A bot sitting in two seats of one game cannot be rated against itself: ValueError.
@@ -98,14 +101,18 @@ def rate_games(
         env = environment()
     current: dict[int, Rating] = {}
     for game in games:
-        current = rate_game(current, game, env)
+        current = rate_game(current, game, env, start)
     return current
 
 
 def rate_game(
-    ratings: Mapping[int, Rating], game: GameResult, env: trueskill.TrueSkill | None = None
+    ratings: Mapping[int, Rating],
+    game: GameResult,
+    env: trueskill.TrueSkill | None = None,
+    start: Mapping[int, Rating] | None = None,
 ) -> dict[int, Rating]:
-    """``ratings`` (by bot_id; a bot not in it starts fresh) after one more game, as a new
+    """``ratings`` (by bot_id; a bot not in it starts from ``start``, or fresh) after one more
+    game, as a new
     dict. The step :func:`rate_games` repeats; the tournament's live top 5 uses it to follow
     games as they finish, while the table itself is always recomputed from the store."""
     if env is None:
@@ -118,14 +125,17 @@ def rate_game(
     if len(set(bot_ids)) != len(bot_ids):
         raise ValueError(f"game {game.game_id}: a bot sits in two seats ({bot_ids})")
     fresh = _initial(env)
-    before = [current.get(bot_id, fresh) for bot_id in bot_ids]
+    start = start or {}
+    before = [current.get(bot_id, start.get(bot_id, fresh)) for bot_id in bot_ids]
     after = _rate_free_for_all(env, before, [s.rank for s in seats])
     current.update(zip(bot_ids, after, strict=True))
     return current
 
 
 def rating_history(
-    games: Iterable[GameResult], env: trueskill.TrueSkill | None = None
+    games: Iterable[GameResult],
+    env: trueskill.TrueSkill | None = None,
+    start: Mapping[int, Rating] | None = None,
 ) -> dict[int, list[tuple[int, Rating]]]:
     """Each bot's rating after each game it played, as (the game's position in ``games``,
     counting from 1; the rating then): the steps :func:`rate_games` takes, kept for the
@@ -138,10 +148,17 @@ def rating_history(
     for position, game in enumerate(games, start=1):
         if len(game.seats) < 2:
             continue  # rate_game skips it: nobody was compared
-        current = rate_game(current, game, env)
+        current = rate_game(current, game, env, start)
         for seat in game.seats:
             history.setdefault(seat.bot_id, []).append((position, current[seat.bot_id]))
     return history
+
+
+def starting_ratings(store: Store, variant: str, players: int) -> dict[int, Rating]:
+    """The pool's bots that do not start fresh (ladder versions), with where they start."""
+    return {
+        b: Rating(mu, sigma) for b, (mu, sigma) in store.starting_ratings(variant, players).items()
+    }
 
 
 def _initial(env: trueskill.TrueSkill) -> Rating:
@@ -180,7 +197,7 @@ def standings(
     bot name, version and id, so the order is total and the same on every run.
     """
     games = store.games(variant=variant, players=players, tournament_id=tournament_id)
-    ratings = rate_games(games)
+    ratings = rate_games(games, start=starting_ratings(store, variant, players))
     bots = store.bots()
     played: dict[int, int] = {}
     wins: dict[int, int] = {}

@@ -97,7 +97,11 @@ _MAX_STILLBORN = 3  #: workers dying before they are ready: then stop instead of
 #: A tournament's config ``seeds``: its game seeds derive under the store's key
 #: (``schedule.game_seed``). Tournaments stored without it began before stores kept a key.
 KEYED_SEEDS = "store-key"
-DEFAULT_RULE = FaultRule()  #: a bot faulting in 5 of its last 50 games is disabled
+DEFAULT_RULE = FaultRule()
+_LADDER_STORE = (
+    "{path} is a competition server's store (its season never finishes): tournaments need "
+    "another --db; `ttr leaderboard show --db {path}` reads the ladder"
+)  #: a bot faulting in 5 of its last 50 games is disabled
 
 
 class TournamentError(Exception):
@@ -265,6 +269,10 @@ class _Workers:
         self.procs.clear()
         self.tasks.close()
         self.answers.close()
+
+
+#: the local crew, for drivers other than :func:`run` (the competition ladder)
+LocalWorkers = _Workers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -514,6 +522,8 @@ def _begin(
     faults: FaultRule | None = None,
 ) -> tuple[Tournament, list[Entrant], dict[str, str]]:
     unfinished = store.unfinished_tournament()
+    if unfinished is not None and unfinished.spec.config.get("ladder"):
+        raise TournamentError(_LADDER_STORE.format(path=store.path))
     if unfinished is not None:
         raise TournamentError(
             f"{store.path} holds an unfinished tournament (#{unfinished.tournament_id}, "
@@ -572,6 +582,8 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
     tournament = store.unfinished_tournament()
     if tournament is None:
         raise TournamentError(f"{store.path} has no unfinished tournament to resume")
+    if tournament.spec.config.get("ladder"):
+        raise TournamentError(_LADDER_STORE.format(path=store.path))
     rows = store.bots()
     entrants = []
     for entry in tournament.spec.config["bots"]:

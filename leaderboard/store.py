@@ -51,7 +51,7 @@ from types import TracebackType
 from typing import Any
 
 APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
-SCHEMA_VERSION = 5  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
+SCHEMA_VERSION = 6  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
 
 #: The store's secret: the key its tournaments' game seeds are derived under
 #: (``leaderboard.schedule.game_seed``). One row, made on first use (:meth:`Store.seed_key`).
@@ -182,9 +182,77 @@ CREATE TABLE IF NOT EXISTS skipped (
 """,
 )
 _SCHEMA += _DISABLED_TABLES
+#: The competition ladder (leaderboard/ladder/, issue 22): its season is a tournament of this
+#: store (so ``ttr leaderboard`` and the league page read it as any other), its versions are
+#: bots, and these tables hold what a tournament has no need of: the authors (a hash of each
+#: token, never the token), each version's life (state, reason, folder), its validation games,
+#: and each version's starting rating in a pool (a new version starts from its author's mu:
+#: ratings are still recomputed from the games, from these starting points). Empty in a store
+#: no ladder has used.
+_LADDER_TABLES = (
+    """
+CREATE TABLE IF NOT EXISTS authors (
+    author_id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash BLOB NOT NULL UNIQUE,  -- SHA-256 of the token (256 random bits): never the token
+    created_at REAL NOT NULL
+)
+""",
+    """
+CREATE TABLE IF NOT EXISTS versions (
+    bot_id INTEGER PRIMARY KEY REFERENCES bots,
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,  -- the season
+    author_id INTEGER NOT NULL REFERENCES authors,
+    number INTEGER NOT NULL,        -- 1, 2, 3... per author
+    bot_name TEXT NOT NULL,         -- the name in its bot.toml
+    state TEXT NOT NULL,            -- leaderboard.ladder.model.STATES
+    reason TEXT NOT NULL,           -- why failed / disabled / retired ('' otherwise)
+    folder TEXT NOT NULL,           -- its files as uploaded, relative to the server's data
+    files INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    uploaded_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    UNIQUE (author_id, number)
+)
+""",
+    """
+CREATE TABLE IF NOT EXISTS validations (
+    bot_id INTEGER NOT NULL REFERENCES bots,
+    variant TEXT NOT NULL,
+    players INTEGER NOT NULL,
+    ok INTEGER NOT NULL CHECK (ok IN (0, 1)),
+    reason TEXT NOT NULL,
+    log_path TEXT,
+    finished_at REAL NOT NULL,
+    PRIMARY KEY (bot_id, variant, players)
+)
+""",
+    """
+CREATE TABLE IF NOT EXISTS starts (
+    bot_id INTEGER NOT NULL REFERENCES bots,
+    variant TEXT NOT NULL,
+    players INTEGER NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    PRIMARY KEY (bot_id, variant, players)
+)
+""",
+    """
+CREATE TABLE IF NOT EXISTS ladder (
+    only INTEGER PRIMARY KEY CHECK (only = 1),
+    tournament_id INTEGER NOT NULL REFERENCES tournaments,
+    frozen_at REAL                  -- `ttr server freeze`: no more submissions
+)
+""",
+)
+_SCHEMA += _LADDER_TABLES
 _TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
 #: tables a store has from a schema version on (besides ``_TABLES``)
-_TABLES_SINCE = {4: frozenset({"seed_key"}), 5: frozenset({"disabled", "skipped"})}
+_TABLES_SINCE = {
+    4: frozenset({"seed_key"}),
+    5: frozenset({"disabled", "skipped"}),
+    6: frozenset({"authors", "versions", "validations", "starts", "ladder"}),
+}
 #: From schema version N to N + 1: additive statements only (new columns, tables, indexes),
 #: so an old store upgrades in one transaction and every old row keeps its meaning.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -192,6 +260,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE seats ADD COLUMN log_path TEXT",),  # NULL for games stored before
     3: (_SEED_KEY_TABLE.strip(),),  # empty: the key is made when a tournament first needs it
     4: _DISABLED_TABLES,  # none disabled, none skipped in a store from before
+    5: _LADDER_TABLES,  # no ladder in a store from before
 }
 
 
@@ -464,7 +533,8 @@ class Store:
             " (SELECT COUNT(finished_at) + COUNT(abandoned_at) FROM tournaments),"
             " (SELECT COUNT(*) FROM entries),"
             " (SELECT TOTAL(accepted) + TOTAL(LENGTH(reason)) FROM entries),"
-            " (SELECT COUNT(*) FROM disabled), (SELECT COUNT(*) FROM skipped)"
+            " (SELECT COUNT(*) FROM disabled), (SELECT COUNT(*) FROM skipped),"
+            " (SELECT COUNT(*) FROM starts)"
         ).fetchone()
         return tuple(int(x) for x in row)
 
@@ -804,6 +874,15 @@ class Store:
             params,
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
+
+    def starting_ratings(self, variant: str, players: int) -> dict[int, tuple[float, float]]:
+        """(mu, sigma) a bot starts from in a pool, where it does not start fresh: a ladder
+        version starts from its author's mu (leaderboard/ladder/). Empty for tournaments."""
+        rows = self._db.execute(
+            "SELECT bot_id, mu, sigma FROM starts WHERE variant = ? AND players = ?",
+            (variant, players),
+        ).fetchall()
+        return {row[0]: (row[1], row[2]) for row in rows}
 
     # disabled bots and the games they kept from being played (leaderboard/faults.py)
 

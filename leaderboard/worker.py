@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import queue
 import re
@@ -91,9 +92,15 @@ class Settings:
 
 @dataclass(frozen=True, slots=True)
 class Validate:
-    key: str  #: the entrant's path
+    key: str  #: the entrant's path (a ladder: any id unique among its tasks)
     entrant: Entrant
     seed: int  #: secret (``schedule.secret_seed``); never stored
+    #: the ladder plays several pools on one crew: the variant and seat count of this game
+    #: ("" and 0: the settings')
+    variant: str = ""
+    players: int = 0
+    #: the folder of its logs under ``<records>/logs/`` ("": ``validation-<bot id>``)
+    log_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +109,7 @@ class Play:
     tournament_id: int
     game: schedule_mod.ScheduledGame
     seats: tuple[Entrant, ...]
+    variant: str = ""  #: as :attr:`Validate.variant` ("": the settings')
 
 
 Task = Validate | Play
@@ -112,6 +120,8 @@ class Validation:
     entrant: Entrant
     ok: bool
     reason: str  #: why it was left out ('' when ok)
+    key: str = ""  #: the task's key
+    log: str | None = None  #: the entrant's output in the game, where it was kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,25 +344,32 @@ def validate_bot(
     others. Passing means no fault of any kind in the entrant's seat. Id, seat, seed and clock
     are drawn as for a scheduled game, so that a bot cannot behave only when it is watched."""
     entrant = task.entrant
+    players = task.players or settings.players
+    log_name = task.log_name or f"validation-{entrant.bot_id}"
     hero = pool.seat(entrant.path, entrant.name, entrant.version)
     if hero.down:
         # What it wrote before failing goes to a log of its own; the reason quotes its end.
-        [log] = _game_logs(settings, f"validation-{entrant.bot_id}", [hero])
+        [log] = _game_logs(settings, log_name, [hero])
         pool.log_to(entrant.path, 0, log)
         why = pool.start_errors.get((entrant.path, 0), hero.down)
-        return Validation(entrant, False, f"would not start: {why}" + _log_note(log))
+        return Validation(
+            entrant,
+            False,
+            f"would not start: {why}" + _log_note(log),
+            task.key,
+            None if log is None else str(log),
+        )
     others = [
-        pool.seat(settings.validation_bot, "validation", "", copy=i)
-        for i in range(1, settings.players)
+        pool.seat(settings.validation_bot, "validation", "", copy=i) for i in range(1, players)
     ]
     if any(o.down for o in others):
         down = next(o.down for o in others if o.down)
         raise RuntimeError(f"the validation opponents would not start: {down}")
-    seat = secrets.randbelow(settings.players)
+    seat = secrets.randbelow(players)
     seats = [*others[:seat], hero, *others[seat:]]
-    paths = [(settings.validation_bot, i) for i in range(1, settings.players)]
+    paths = [(settings.validation_bot, i) for i in range(1, players)]
     paths.insert(seat, (entrant.path, 0))
-    logs = _game_logs(settings, f"validation-{entrant.bot_id}", seats)
+    logs = _game_logs(settings, log_name, seats)
     for (path, copy), log in zip(paths, logs, strict=True):
         pool.log_to(path, copy, log)
     with _parent_watch.game():
@@ -365,7 +382,7 @@ def validate_bot(
         ).run()
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:
-        return Validation(entrant, True, "")
+        return Validation(entrant, True, "", task.key, _str(logs[seat]))
     kinds: dict[str, int] = {}
     for f in faults:
         label = f"{f.kind} {f.rule}".strip()
@@ -378,7 +395,13 @@ def validate_bot(
         f"{len(faults)} fault(s) in its validation game ({summary}){first}"
         + pool.stderr_note(entrant.path)
         + _log_note(logs[seat]),
+        task.key,
+        _str(logs[seat]),
     )
+
+
+def _str(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def _log_note(log: Path | None) -> str:
@@ -454,10 +477,17 @@ def worker_main(
         pool.close()
 
 
+@functools.cache
+def _ruleset(variant: str) -> AnyRuleset:
+    return load(variant)
+
+
 def run_task(task: Task, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> Answer:
     """One task on a worker (a local process or a Ray actor: leaderboard/cluster.py); an
     exception is an internal error, answered with its traceback."""
     try:
+        if task.variant:
+            ruleset = _ruleset(task.variant)
         if isinstance(task, Play):
             return play_game(task, settings, ruleset, pool)
         return validate_bot(task, settings, ruleset, pool)

@@ -162,7 +162,9 @@ class Backend(Protocol):
         """The file of the version's output in its ``index``-th validation game, or None."""
         ...
 
-    def games(self, author: Author, number: int | None = None, limit: int = 100) -> list[AuthorGame]:
+    def games(
+        self, author: Author, number: int | None = None, limit: int = 100
+    ) -> list[AuthorGame]:
         """The author's ladder games (of one version, or all), newest first."""
         ...
 

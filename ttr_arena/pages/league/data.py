@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard.ratings import MU, SIGMA, Rating, Standing, rating_history
+from leaderboard.ratings import MU, SIGMA, Rating, Standing, rating_history, starting_ratings
 from leaderboard.store import GameResult, Store
 from leaderboard.table import HEADERS, LEGEND, leaderboard, text_rows, to_json, tournaments_json
 
@@ -88,7 +88,8 @@ def league_json(store: Store, recent: int = RECENT) -> dict[str, Any]:
             for row, cells in zip(shown["standings"], text_rows(table), strict=True):
                 row["label"] = cells[1]
                 row["cells"] = list(cells)
-            shown["history"] = _history(games, table)
+            start = starting_ratings(store, variant, players)
+            shown["history"] = _history(games, table, start)
             shown["head_to_head"] = _head_to_head(games, table)
             pools.append(shown)
         names = {t["id"]: t["name"] for t in tournaments}
@@ -145,20 +146,22 @@ def _point(position: int, rating: Rating) -> list[float]:
     return [position, rating.mu, rating.sigma, rating.conservative]
 
 
-def _history(games: Sequence[GameResult], table: list[Standing]) -> list[dict[str, Any]]:
+def _history(
+    games: Sequence[GameResult], table: list[Standing], start: dict[int, Rating]
+) -> list[dict[str, Any]]:
     """Per bot of the table (in its order): its rating before its first game of the pool
-    (a new bot's) and after each game it played, as [game number in the pool, mu, sigma,
-    mu - 3 sigma]."""
-    steps = rating_history(games)
+    (a new bot's, or where a ladder version started) and after each game it played, as [game
+    number in the pool, mu, sigma, mu - 3 sigma]."""
+    steps = rating_history(games, start=start)
     fresh = Rating(MU, SIGMA)
     lines = []
     for s in table:
         points = steps.get(s.bot.bot_id, [])
-        start = [_point(points[0][0] - 1, fresh)] if points else []
+        first = [_point(points[0][0] - 1, start.get(s.bot.bot_id, fresh))] if points else []
         lines.append(
             {
                 "bot_id": s.bot.bot_id,
-                "points": _thin(start + [_point(n, rating) for n, rating in points]),
+                "points": _thin(first + [_point(n, rating) for n, rating in points]),
             }
         )
     return lines
