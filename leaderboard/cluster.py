@@ -201,7 +201,7 @@ class GameActor:
             validation_bot=str(self.home / settings.validation_bot),
         )
         self.ruleset = load(settings.variant)
-        self.pool = BotPool(settings.startup_s, settings.sandbox)
+        self.pool = BotPool(settings.startup_s, settings.sandbox, settings.idle_games)
 
     def run(self, task: Task) -> tuple[Answer, dict[str, bytes]]:
         """Play ``task``; the answer with the driver's paths, and the files it wrote under

@@ -84,6 +84,10 @@ class Settings:
     validation_bot: str = str(VALIDATION_BOT)
     #: how bots are confined; not part of the stored tournament (a resumed run sets it anew)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    #: stop a bot no game of this worker has seated in this many games (0: keep every bot for
+    #: the worker's life, as a tournament does). A ladder sets it: over weeks its workers meet
+    #: versions that retire, and their processes would otherwise stay for good.
+    idle_games: int = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,9 +156,12 @@ class BotPool:
     pool keeps one spare process per bot, started in the background while games run, and a
     restart takes the spare (bench/tournament.py measures the difference)."""
 
-    def __init__(self, startup_s: float, sandbox: SandboxConfig) -> None:
+    def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
         self.startup_s = startup_s
         self.sandbox = sandbox
+        self.idle_games = idle_games
+        self.games = 0  #: games seated so far (:meth:`trim`)
+        self.last_game: dict[tuple[str, int], int] = {}  #: the game each bot last sat in
         self.bots: dict[tuple[str, int], LaunchedBot] = {}
         self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
         self.spares: dict[tuple[str, int], LaunchedBot] = {}  #: spawned, not yet serving
@@ -233,6 +240,28 @@ class BotPool:
             return None
         return spare
 
+    def trim(self, seated: Sequence[tuple[str, int]]) -> None:
+        """Count a game whose bots are ``seated`` (folder, copy), and stop the bots no game
+        has seated in ``idle_games`` games (with ``idle_games``; a later game of one starts
+        it again)."""
+        self.games += 1
+        for key in seated:
+            self.last_game[key] = self.games
+        if not self.idle_games:
+            return
+        for key, last in list(self.last_game.items()):
+            if self.games - last < self.idle_games:
+                continue
+            del self.last_game[key]
+            self.deals.pop(key, None)
+            self.start_errors.pop(key, None)
+            for bots in (self.bots, self.spares):
+                bot = bots.pop(key, None)
+                if bot is not None:
+                    stopping = threading.Thread(target=bot.stop, daemon=True)
+                    stopping.start()
+                    self.stopping.append(stopping)
+
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
         """Send the output of a running bot to ``log`` from now on (one file per game)."""
         bot = self.bots.get((path, copy))
@@ -299,6 +328,7 @@ def _seat_results(
 
 def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> GameResult:
     seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
+    pool.trim([(e.path, 0) for e in task.seats])
     logs = _game_logs(settings, task.game.game_id, seats)
     for e, log in zip(task.seats, logs, strict=True):
         pool.log_to(e.path, 0, log)
@@ -352,6 +382,7 @@ def validate_bot(
         [log] = _game_logs(settings, log_name, [hero])
         pool.log_to(entrant.path, 0, log)
         why = pool.start_errors.get((entrant.path, 0), hero.down)
+        pool.trim([(entrant.path, 0)])
         return Validation(
             entrant,
             False,
@@ -369,6 +400,7 @@ def validate_bot(
     seats = [*others[:seat], hero, *others[seat:]]
     paths = [(settings.validation_bot, i) for i in range(1, players)]
     paths.insert(seat, (entrant.path, 0))
+    pool.trim(paths)
     logs = _game_logs(settings, log_name, seats)
     for (path, copy), log in zip(paths, logs, strict=True):
         pool.log_to(path, copy, log)
@@ -459,7 +491,7 @@ def worker_main(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _parent_watch.watch(parent_pid)
     ruleset = load(settings.variant)
-    pool = BotPool(settings.startup_s, settings.sandbox)
+    pool = BotPool(settings.startup_s, settings.sandbox, settings.idle_games)
     answers.put(("ready", number, None))
     try:
         while not stop.is_set():

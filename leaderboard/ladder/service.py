@@ -81,6 +81,9 @@ from referee.hosting.upload import unpack
 from referee.match import fault_words
 
 BUILD_LOG_BYTES = 256 << 10  #: the most of a build log an author is shown (its end)
+#: a worker stops a bot it has not seated in this many games (``Settings.idle_games``): the
+#: processes of retired and disabled versions go, active ones meet often enough to stay
+IDLE_GAMES = 200
 IDLE_S = 0.5  #: how often an idle ladder looks for work (a submission wakes it at once)
 _LOG_NOTE = re.compile(r"\n\s*\(its whole output: [^\n]*\)")
 
@@ -279,6 +282,7 @@ class Ladder:
             startup_s=self.spec.startup_s,
             records=str(self.records),
             sandbox=self.sandbox,
+            idle_games=IDLE_GAMES,
         )
         store = self.store()
         crew = self.make_crew(self.spec.workers, settings)
