@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ import pytest
 
 from tests.server.conftest import ANN_TOKEN, GAME, HOSTILE, Served, make_fake
 from ttr_arena.pages.league.server import PAGE_POLICY
-from ttr_arena.server.app import WebSettings, make_app, running
+from ttr_arena.server.app import WebSettings, make_app, running, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,3 +157,15 @@ def test_running_stops_its_server(tmp_path: Path, league_store: Path) -> None:
             break
         assert time.monotonic() < deadline, "still answering after running() ended"
         time.sleep(0.05)
+
+
+def test_serve_on_a_busy_port_is_an_oserror(tmp_path: Path, league_store: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        fake = make_fake(tmp_path, league_store)
+        with ThreadPoolExecutor(1) as pool:  # not this thread: it may hold an event loop
+            future = pool.submit(serve, fake, "127.0.0.1", port)
+            with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):
+                future.result(timeout=60)

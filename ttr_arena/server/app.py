@@ -229,10 +229,15 @@ def serve(
     """Serve the app in this (the main) thread until SIGINT or SIGTERM, then return once open
     requests have finished (at most ``settings.shutdown_s``). ``ready(url)`` is called once
     listening (with the real port when ``port`` is 0). A port that cannot be bound is an
-    OSError (uvicorn says why on stderr)."""
+    OSError (uvicorn also logs why on stderr), never a SystemExit."""
     settings = settings or WebSettings()
     server = _Server(_config(make_app(backend, settings), host, port, settings), ready)
-    server.run()
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's answer to a failed bind
+        if server.started:
+            raise
+        raise OSError(f"cannot listen on {host}:{port}") from None
     if not server.started:
         raise OSError(f"cannot listen on {host}:{port}")
 
