@@ -70,9 +70,11 @@ def servable(path: str | None, root: Path | None) -> Path | None:
     return real
 
 
-def league_json(store: Store, recent: int = RECENT) -> dict[str, Any]:
+def league_json(store: Store, recent: int = RECENT, *, logs: bool = True) -> dict[str, Any]:
     """The whole page's data, read in one snapshot of the store (a game committed meanwhile
-    shows in the next refresh, never in half of this one)."""
+    shows in the next refresh, never in half of this one). ``logs=False`` leaves every seat's
+    log link out (``"log": null``): the competition server shows a bot's logs to its author
+    alone, never on the public page."""
     with store.snapshot():
         tournaments = tournaments_json(store)
         roots = records_roots(store)
@@ -128,7 +130,7 @@ def league_json(store: Store, recent: int = RECENT) -> dict[str, Any]:
         "band": "mu - 3 sigma .. mu",
         "tournaments": tournaments,
         "pools": pools,
-        "recent": [_recent(g, names, roots.get(g.tournament_id)) for g in newest],
+        "recent": [_recent(g, names, roots.get(g.tournament_id), logs) for g in newest],
         "left_out": left_out,
         "disabled": disabled,  #: bots disabled for their faults mid-tournament, with why
     }
@@ -197,7 +199,7 @@ def _cut(text: str, most: int = MESSAGE_CHARS) -> str:
 
 
 def _recent(
-    game: GameResult, names: dict[int, tuple[str, str]], root: Path | None
+    game: GameResult, names: dict[int, tuple[str, str]], root: Path | None, logs: bool = True
 ) -> dict[str, Any]:
     linkable = GAME_ID.fullmatch(game.game_id) is not None
     record = servable(game.record_path, root) if linkable else None
@@ -228,7 +230,7 @@ def _recent(
                 "defaults": s.defaults,
                 "log": (
                     log_url(game.game_id, s.seat)
-                    if linkable and servable(s.log_path, root) is not None
+                    if logs and linkable and servable(s.log_path, root) is not None
                     else None
                 ),
             }

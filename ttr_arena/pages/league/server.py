@@ -54,12 +54,17 @@ class NotFound(Exception):
 class LeagueSite:
     """What the server answers, apart from HTTP: the page, its data and the replays of one
     results store. Thread-safe; the data is recomputed only when the store has changed
-    (:meth:`Store.revision`), so many open pages polling cost one computation per game."""
+    (:meth:`Store.revision`), so many open pages polling cost one computation per game.
+    ``logs=False``: the data names no seat logs (the competition server's public page; its
+    authors see their own bots' logs on their own pages)."""
 
-    def __init__(self, db: Path, *, refresh_s: float = REFRESH_S, recent: int = RECENT) -> None:
+    def __init__(
+        self, db: Path, *, refresh_s: float = REFRESH_S, recent: int = RECENT, logs: bool = True
+    ) -> None:
         self.db = db
         self.refresh_s = refresh_s
         self.recent = recent
+        self.logs = logs
         self._lock = threading.Lock()
         self._league: tuple[tuple[int, ...], dict[str, Any], bytes] | None = None
         self._replay_lock = threading.Lock()
@@ -73,7 +78,7 @@ class LeagueSite:
         with self._lock, self.open() as store:
             revision = store.revision()
             if self._league is None or self._league[0] != revision:
-                data = league_json(store, self.recent)
+                data = league_json(store, self.recent, logs=self.logs)
                 body = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
                 self._league = (revision, data, body)
             return self._league[1], self._league[2]

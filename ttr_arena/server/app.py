@@ -1,0 +1,264 @@
+"""The competition server's web app: the league page and replays for everyone, the API and
+the pages of authors (docs/server.md, "API" and "Author pages").
+
+:func:`make_app` builds the Starlette app over a :class:`~leaderboard.ladder.model.Backend`;
+:func:`serve` runs it on uvicorn in the calling (main) thread until SIGINT or SIGTERM;
+:func:`running` runs it in a thread on a free loopback port, for tests. The backend's methods
+are synchronous (SQLite, the disk): every call goes through Starlette's thread pool, so a slow
+one never holds the event loop.
+
+Public: ``/`` (the league page), ``/api/league.json`` (its data, computed at most once per
+``refresh_s`` however many read it), ``/games/<id>.html`` (a replay), ``/api/season`` and
+``/api/openapi.json``. A seat's log is never public: the league data names none and no public
+route serves one; an author reads their own bots' logs through the API or their pages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from leaderboard.ladder.model import Backend
+from leaderboard.store import StoreError
+from ttr_arena.pages.league.server import PAGE_POLICY, NotFound
+from ttr_arena.server import api, pages
+from ttr_arena.server.api import ApiError, error_response
+from ttr_arena.server.core import (
+    API_POLICY,
+    GAME_ID,
+    SECURITY_HEADERS,
+    Web,
+    WebSettings,
+)
+
+__all__ = ["WebSettings", "make_app", "running", "serve"]
+
+TEXT = "text/plain; charset=utf-8"
+#: what answers without a policy of its own get (errors, redirects): nothing at all
+DEFAULT_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+
+class SecurityHeaders:
+    """Every answer gets :data:`~ttr_arena.server.core.SECURITY_HEADERS`, and a
+    Content-Security-Policy (:data:`DEFAULT_POLICY` where the route set none)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+                if "content-security-policy" not in headers:
+                    headers["Content-Security-Policy"] = DEFAULT_POLICY
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _web(request: Request) -> Web:
+    web: Web = request.app.state.web
+    return web
+
+
+def _html(body: bytes) -> Response:
+    return Response(
+        body,
+        headers={"Content-Security-Policy": PAGE_POLICY},
+        media_type="text/html; charset=utf-8",
+    )
+
+
+async def league_page(request: Request) -> Response:
+    _, body = await _web(request).league.get()
+    return _html(body)
+
+
+async def league_data(request: Request) -> Response:
+    body, _ = await _web(request).league.get()
+    return Response(
+        body, headers={"Content-Security-Policy": API_POLICY}, media_type="application/json"
+    )
+
+
+async def replay(request: Request) -> Response:
+    game_id: str = request.path_params["game_id"]
+    if GAME_ID.fullmatch(game_id) is None:
+        raise NotFound("no such game")
+    return _html(await run_in_threadpool(_web(request).site.replay, game_id))
+
+
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+async def _on_api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    if _is_api(request):
+        return error_response(exc.status, str(exc), exc.headers)
+    return Response(f"{exc.status} {exc}\n", exc.status, exc.headers, media_type=TEXT)
+
+
+async def _on_http(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = (
+            "not found: see /api/openapi.json for the API"
+            if _is_api(request)
+            else ("not found: this server has /, /games/<id>.html, /login, /me and /api/")
+        )
+    elif exc.status_code == 405:
+        message = "method not allowed"
+    else:
+        message = str(exc.detail)
+    headers = dict(exc.headers or {})
+    if _is_api(request):
+        return error_response(exc.status_code, message, headers)
+    return Response(f"{exc.status_code} {message}\n", exc.status_code, headers, media_type=TEXT)
+
+
+async def _on_not_found(request: Request, exc: Exception) -> Response:
+    status = 404 if isinstance(exc, NotFound) else 503
+    if _is_api(request):
+        return error_response(status, str(exc))
+    return Response(f"{status} {exc}\n", status, media_type=TEXT)
+
+
+def make_app(backend: Backend, settings: WebSettings | None = None) -> Starlette:
+    """The app over ``backend``: public league, the authors' API and pages."""
+    settings = settings or WebSettings()
+    routes = [
+        Route("/", league_page, methods=["GET"]),
+        Route("/api/league.json", league_data, methods=["GET"]),
+        Route("/games/{game_id}.html", replay, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        *api.ROUTES,
+        *pages.ROUTES,
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            ApiError: _on_api_error,
+            HTTPException: _on_http,
+            NotFound: _on_not_found,
+            StoreError: _on_not_found,
+        },
+    )
+    app.add_middleware(SecurityHeaders)
+    app.state.web = Web(backend, settings)
+    return app
+
+
+# running it ----------------------------------------------------------------------------------
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server that tells ``ready`` its URL once listening, and that, stopped by a
+    signal, returns to its caller instead of raising the signal again (uvicorn's own habit:
+    the caller here has a ladder to stop after it)."""
+
+    def __init__(self, config: uvicorn.Config, ready: Callable[[str], None] | None) -> None:
+        super().__init__(config)
+        self.ready = ready
+        self.url = ""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.should_exit or not self.servers:
+            return
+        host, port = self.servers[0].sockets[0].getsockname()[:2]
+        self.url = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+        if self.ready is not None:
+            self.ready(self.url)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True  # a second Ctrl-C: stop waiting for open requests
+        else:
+            self.should_exit = True
+
+
+def _config(app: Starlette, host: str, port: int, settings: WebSettings) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        server_header=False,
+        timeout_graceful_shutdown=settings.shutdown_s,
+        timeout_keep_alive=10,
+        limit_concurrency=512,
+        h11_max_incomplete_event_size=64 << 10,
+    )
+
+
+def serve(
+    backend: Backend,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    settings: WebSettings | None = None,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the app in this (the main) thread until SIGINT or SIGTERM, then return once open
+    requests have finished (at most ``settings.shutdown_s``). ``ready(url)`` is called once
+    listening (with the real port when ``port`` is 0). A port that cannot be bound is an
+    OSError (uvicorn also logs why on stderr), never a SystemExit."""
+    settings = settings or WebSettings()
+    server = _Server(_config(make_app(backend, settings), host, port, settings), ready)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's answer to a failed bind
+        if server.started:
+            raise
+        raise OSError(f"cannot listen on {host}:{port}") from None
+    if not server.started:
+        raise OSError(f"cannot listen on {host}:{port}")
+
+
+@contextlib.contextmanager
+def running(app: Starlette, host: str = "127.0.0.1", timeout_s: float = 30.0) -> Iterator[str]:
+    """``app`` served by a real uvicorn server in a thread on a free port of ``host``; its
+    base URL (ending in ``/``). Stopped, and the thread joined, on leaving."""
+    web: Web | None = getattr(app.state, "web", None)
+    settings = web.settings if web is not None else WebSettings()
+    server = _Server(_config(app, host, 0, settings), None)
+    thread = threading.Thread(target=server.run, name="ttr-web", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.url:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError("the web server did not start")
+        time.sleep(0.01)
+    try:
+        yield server.url
+    finally:
+        server.should_exit = True
+        thread.join(timeout_s)

@@ -1,0 +1,281 @@
+"""What the API and the author pages share: the settings, the one object that holds the
+backend, the sessions and the rate limits, the upload read with a cap, the public league data
+shared by every reader, and the headers every answer carries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import IO, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.types import Message, Receive
+
+from leaderboard.ladder.model import (
+    Author,
+    AuthorGame,
+    Backend,
+    PoolStanding,
+    SeasonInfo,
+    ValidationGame,
+    VersionInfo,
+)
+from ttr_arena.pages.league.data import RECENT
+from ttr_arena.pages.league.page import REFRESH_S, page_html
+from ttr_arena.pages.league.server import LeagueSite
+from ttr_arena.server.auth import RateLimit, Sessions
+
+#: The API's JSON: nothing to run, nothing to frame.
+API_POLICY = "default-src 'none'; frame-ancestors 'none'"
+#: The author pages: their own inline style, forms posted to this server, no script at all.
+AUTHOR_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+#: A build log or a bot's log: whatever the bot printed, shown as inert text.
+LOG_POLICY = "default-src 'none'; sandbox; frame-ancestors 'none'"
+#: The headers every answer carries (with one of the policies above, or the league page's).
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+BUILD_LOG_TAIL = 8000  #: characters of the build log in a version's JSON (the rest: build-log)
+SPOOL_IN_MEMORY = 8 << 20  #: an upload past this spills to an unnamed temporary file
+FORM_OVERHEAD = 64 << 10  #: what a multipart form may add to an archive (boundaries, fields)
+GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")  #: as ttr_arena.pages.league.data
+MAX_SEAT = 99
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    """How the web layer behaves; every field has a default an organiser can keep."""
+
+    session_hours: float = 12.0  #: a browser session (log in with the token) lasts this long
+    #: cookies only over HTTPS (``Secure``): set it when a TLS proxy is in front
+    secure_cookies: bool = False
+    upload_per_minute: int = 6  #: uploads per author (API and form together), any 60 s
+    login_per_minute: int = 10  #: failed logins (or bad API tokens) per client address
+    login_total_per_minute: int = 100  #: failed logins from all addresses together
+    refresh_s: float = REFRESH_S  #: the league data is recomputed at most this often
+    recent: int = RECENT  #: recent games on the league page
+    shutdown_s: int = 3  #: graceful shutdown: how long open requests may take to finish
+    games_shown: int = 100  #: games listed per version on the author pages and by the API
+
+    def __post_init__(self) -> None:
+        for name in ("session_hours", "upload_per_minute", "login_per_minute", "refresh_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"WebSettings.{name} must be positive")
+        if self.login_total_per_minute < 1 or self.recent < 1 or self.games_shown < 1:
+            raise ValueError("WebSettings counts must be at least 1")
+
+
+class TooLarge(Exception):
+    """An upload past the season's cap (413), said in one line."""
+
+
+def size_text(n: int) -> str:
+    """A byte count as people write it (64 MiB)."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+def over_cap(cap: int) -> str:
+    return f"the upload is over the {size_text(cap)} an upload may be"
+
+
+def declared_length(request: Request) -> int | None:
+    """The request's Content-Length, or None; a malformed one is a ValueError."""
+    text = request.headers.get("content-length")
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise ValueError(f"Content-Length {text[:40]!r} is not a number")
+    return int(text)
+
+
+async def read_capped(request: Request, cap: int) -> IO[bytes]:
+    """The request body, spooled (memory, then an unnamed file), refused with
+    :class:`TooLarge` as soon as it passes ``cap`` bytes: by its Content-Length before a byte
+    is read, else while it streams in. The caller closes the file."""
+    length = declared_length(request)
+    if length is not None and length > cap:
+        raise TooLarge(f"{over_cap(cap)} ({length} bytes)")
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115 (returned)
+    try:
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:
+                raise TooLarge(over_cap(cap))
+            spool.write(chunk)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
+def capped_receive(receive: Receive, cap: int, message: str) -> Receive:
+    """``receive`` that raises :class:`TooLarge` (``message``) once the body passes ``cap``
+    bytes (a form is parsed from it: Starlette's parser has no cap on a file part)."""
+    seen = 0
+
+    async def wrapped() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > cap:
+                raise TooLarge(message)
+        return message
+
+    return wrapped
+
+
+class PublicLeague:
+    """The league page and its data for everyone, from one computation per refresh interval:
+    readers arriving while it is computed wait for it (an asyncio lock, not a thread each),
+    and readers within ``refresh_s`` of it get it as it is. Log links are left out."""
+
+    def __init__(self, site: LeagueSite, refresh_s: float) -> None:
+        self.site = site
+        self.refresh_s = refresh_s
+        self.computed = 0  #: how many times the data was computed (tests read it)
+        self._lock: asyncio.Lock | None = None
+        self._at = -float("inf")
+        self._json = b""
+        self._page = b""
+
+    async def get(self) -> tuple[bytes, bytes]:
+        """(the JSON, the page)."""
+        if time.monotonic() - self._at < self.refresh_s:
+            return self._json, self._page
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if time.monotonic() - self._at >= self.refresh_s:
+                self._json, self._page = await run_in_threadpool(self._compute)
+                self.computed += 1
+                self._at = time.monotonic()
+        return self._json, self._page
+
+    def _compute(self) -> tuple[bytes, bytes]:
+        data, body = self.site.league()
+        page = page_html(data, live=True, refresh_s=self.refresh_s).encode()
+        return body, page
+
+
+class Web:
+    """Everything a request handler needs, made once per app."""
+
+    def __init__(self, backend: Backend, settings: WebSettings) -> None:
+        self.backend = backend
+        self.settings = settings
+        self.sessions = Sessions(settings.session_hours)
+        self.uploads = RateLimit(settings.upload_per_minute)
+        self.failed_logins = RateLimit(settings.login_per_minute)
+        self.failed_logins_total = RateLimit(settings.login_total_per_minute)
+        self.site = LeagueSite(
+            backend.store_path(), refresh_s=settings.refresh_s, recent=settings.recent, logs=False
+        )
+        self.league = PublicLeague(self.site, settings.refresh_s)
+
+    def login_wait(self, address: str) -> int:
+        """Seconds before this address may try another token (0: now)."""
+        return max(
+            self.failed_logins.retry_after(address), self.failed_logins_total.retry_after(None)
+        )
+
+    def login_failed(self, address: str) -> None:
+        self.failed_logins.hit(address)
+        self.failed_logins_total.hit(None)
+
+    async def authenticate(self, token: str) -> Author | None:
+        return await run_in_threadpool(self.backend.authenticate, token)
+
+    async def season(self) -> SeasonInfo:
+        return await run_in_threadpool(self.backend.season)
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "?"
+
+
+# JSON of the model's values ------------------------------------------------------------------
+
+
+def pool_json(pool: PoolStanding) -> dict[str, Any]:
+    return asdict(pool)
+
+
+def version_json(v: VersionInfo) -> dict[str, Any]:
+    return {
+        "number": v.number,
+        "label": v.label,
+        "bot_id": v.bot_id,
+        "author": v.author,
+        "bot_name": v.bot_name,
+        "content_hash": v.content_hash,
+        "state": v.state,
+        "reason": v.reason,
+        "uploaded_at": v.uploaded_at,
+        "updated_at": v.updated_at,
+        "files": v.files,
+        "size": v.size,
+        "pools": [pool_json(p) for p in v.pools],
+    }
+
+
+def validation_json(number: int, index: int, g: ValidationGame) -> dict[str, Any]:
+    return {
+        "index": index,
+        "variant": g.variant,
+        "players": g.players,
+        "ok": g.ok,
+        "reason": g.reason,
+        "finished_at": g.finished_at,
+        "log": f"/api/submissions/{number}/validations/{index}/log" if g.log else None,
+    }
+
+
+def game_json(g: AuthorGame) -> dict[str, Any]:
+    return {
+        "game_id": g.game_id,
+        "finished_at": g.finished_at,
+        "variant": g.variant,
+        "players": g.players,
+        "number": g.number,
+        "seat": g.seat,
+        "rank": g.rank,
+        "score": g.score,
+        "faults": g.faults,
+        "opponents": list(g.opponents),
+        "replay": f"/games/{g.game_id}.html" if GAME_ID.fullmatch(g.game_id) else None,
+        "log": f"/api/games/{g.game_id}/logs/{g.seat}"
+        if g.log and GAME_ID.fullmatch(g.game_id)
+        else None,
+    }
+
+
+def season_json(s: SeasonInfo) -> dict[str, Any]:
+    return {
+        "name": s.name,
+        "pools": [{"variant": v, "players": p} for v, p in s.pools],
+        "frozen": s.frozen,
+        "submissions_per_day": s.submissions_per_day,
+        "active_versions": s.active_versions,
+        "upload_bytes": s.upload_bytes,
+    }
+
+
+def dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
