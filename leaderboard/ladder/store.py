@@ -74,6 +74,9 @@ _VERSION_FROM = " FROM versions v JOIN authors a USING (author_id) JOIN bots b U
 class LadderStore(Store):
     """A results store with the ladder's methods (one connection: one per thread)."""
 
+    def __enter__(self) -> LadderStore:
+        return self
+
     # the season ----------------------------------------------------------------------------
 
     def season_tournament(self) -> Tournament | None:

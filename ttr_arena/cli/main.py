@@ -10,7 +10,7 @@ import os
 import select
 import sys
 
-from ttr_arena.cli import bots, leaderboard, play, replay, submit, tournament
+from ttr_arena.cli import bots, leaderboard, play, replay, server, submit, tournament
 from ttr_arena.cli.options import Parser, UserError, fail
 
 
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.register(sub)
     tournament.register(sub)
     leaderboard.register(sub)
+    server.register(sub)  # the competition server, for its organiser
     submit.register(sub)  # submit, submissions: a competitor's side of the competition server
     return parser
 
