@@ -250,7 +250,8 @@ class Ladder:
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Stop after the games in progress (they are cut short after ``timeout``)."""
+        """Stop after the games in progress, recorded (cut short after ``timeout``: a game
+        cut short is not recorded, and its record, if it wrote one, goes at the next start)."""
         self._stopping.set()
         self._wake.set()
         if self._thread is not None:
@@ -291,19 +292,25 @@ class Ladder:
         for row in store.version_rows(states=frozenset({"validating"})):
             validations.extend(self._validation_tasks(row))
         try:
-            while not self._stopping.is_set():
-                self._wake.clear()
-                self._start_builds(store)
-                self._finish_builds(store, validations)
-                while len(in_flight) < self.spec.workers:
-                    task = validations.popleft() if validations else self._next_game(store)
-                    if task is None:
-                        break
-                    in_flight[task.key] = task
-                    crew.submit([task])
+            while True:
+                stopping = self._stopping.is_set()
+                if not stopping:
+                    self._wake.clear()
+                    self._start_builds(store)
+                    self._finish_builds(store, validations)
+                    while len(in_flight) < self.spec.workers:
+                        task = validations.popleft() if validations else self._next_game(store)
+                        if task is None:
+                            break
+                        in_flight[task.key] = task
+                        crew.submit([task])
                 if not in_flight:
+                    if stopping:
+                        break
                     self._wake.wait(IDLE_S)
                     continue
+                # Stopping, the games in progress are played out and recorded: a graceful
+                # stop leaves no game half-counted (``stop``'s timeout cuts them short).
                 for answer in crew.results(1):
                     self._answer(store, answer, in_flight)
         finally:

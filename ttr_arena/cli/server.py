@@ -111,6 +111,19 @@ def _add_run(sub: Subcommands) -> None:
         "stays the only writer of results",
     )
     p.add_argument(
+        "--uploads-per-minute",
+        type=positive,
+        default=6,
+        help="uploads an author may make in any 60 s, refused or not (default 6; the season "
+        "file's per_day counts accepted versions)",
+    )
+    p.add_argument(
+        "--logins-per-minute",
+        type=positive,
+        default=10,
+        help="failed logins and bad tokens per client address in any 60 s (default 10)",
+    )
+    p.add_argument(
         "--secure-cookies",
         action="store_true",
         help="mark the authors' session cookies Secure (behind an HTTPS proxy)",
@@ -184,7 +197,11 @@ def _run(args: argparse.Namespace) -> int:
             ladder,
             host=args.host,
             port=args.port,
-            settings=WebSettings(secure_cookies=args.secure_cookies),
+            settings=WebSettings(
+                secure_cookies=args.secure_cookies,
+                upload_per_minute=args.uploads_per_minute,
+                login_per_minute=args.logins_per_minute,
+            ),
             ready=ready,
         )
     finally:
