@@ -19,7 +19,7 @@ import pytest
 
 from leaderboard.faults import FaultRule
 from leaderboard.ladder.model import Author, SubmissionError
-from leaderboard.ladder.season import Pool, Season, SeasonError, read_season, season_from
+from leaderboard.ladder.season import Pool, Season, SeasonError, read_season
 from leaderboard.ladder.service import Ladder, LadderError
 from leaderboard.ladder.store import LadderStore
 from leaderboard.ratings import SIGMA, standings
@@ -457,7 +457,7 @@ def test_a_restart_rates_from_the_store_as_the_ladder_did(
     the store (ratings with the versions' starting points, recent games, the disabled) is
     what the ladder held, and the store's tables (``ttr leaderboard show``, the league page)
     agree with both."""
-    ladder, authors = ladder_run
+    ladder, _ = ladder_run
     ladder.stop()
     again = Ladder(ladder.spec, ladder.data, sandbox=UNSANDBOXED)
     again.open()
