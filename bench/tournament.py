@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -40,7 +41,7 @@ from typing import Any
 import grpc
 
 from leaderboard.runner import Events, run
-from leaderboard.store import Store
+from leaderboard.store import GameResult, Store
 from referee.games.board import apply as apply_action
 from referee.games.board import legal_actions, load_ruleset, new_game
 from referee.games.board import wire as referee_wire
@@ -61,19 +62,79 @@ BASELINE_COMMIT = "9b3840d"
 BASELINE = {"fresh": 9.28, "unsandboxed": 3.29}  #: by mode (none measured with --reuse-bots)
 
 
-def _bots(folder: Path) -> list[str]:
-    copy = folder / "random_b"
-    shutil.copytree(
-        ROOT / "sample_bots" / "random", copy, ignore=shutil.ignore_patterns("__pycache__")
+def renamed_copy(source: Path, target: Path, name: str) -> str:
+    """A copy of the bot folder ``source`` at ``target`` under another ``name`` in its
+    bot.toml (a tournament takes each name once); its path."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", ".ttr-build*"))
+    toml = (target / "bot.toml").read_text()
+    (target / "bot.toml").write_text(
+        re.sub(r'(?m)^name = ".*"$', f'name = "{name}"', toml, count=1)
     )
-    toml = (copy / "bot.toml").read_text().replace('name = "random"', 'name = "random-b"')
-    (copy / "bot.toml").write_text(toml)
+    return str(target)
+
+
+def _bots(folder: Path) -> list[str]:
+    samples = ROOT / "sample_bots"
     return [
-        str(ROOT / "sample_bots" / "random"),
-        str(copy),
-        str(ROOT / "sample_bots" / "greedy"),
-        str(ROOT / "sample_bots" / "planner"),
+        str(samples / "random"),
+        renamed_copy(samples / "random", folder / "random_b", "random-b"),
+        str(samples / "greedy"),
+        str(samples / "planner"),
     ]
+
+
+class _Enough(Exception):
+    """Raised from the ``played`` event to end a tournament after the games timed."""
+
+
+def timed_tournament(
+    folder: Path,
+    bot_dirs: list[str],
+    *,
+    players: int,
+    rounds: int,
+    workers: int,
+    sandbox: SandboxConfig,
+    stop_after: int | None = None,
+) -> tuple[list[GameResult], float]:
+    """A real tournament (``leaderboard.runner.run``, as ``ttr tournament run`` plays it:
+    builds, validation games, worker processes, every game stored and recorded) in the store
+    ``folder/bench.db``, records in ``folder/records``. Returns its stored games and the
+    seconds from the first game's start to the last game stored, or with ``stop_after`` to
+    the ``stop_after``-th (the tournament is then cut short there: the games in flight are
+    dropped)."""
+    started: list[float] = []
+    finished: list[float] = []
+
+    def played(game: GameResult, top: object) -> None:
+        finished.append(time.perf_counter())
+        if stop_after is not None and len(finished) >= stop_after:
+            raise _Enough
+
+    events = Events(
+        playing=lambda total, before: started.append(time.perf_counter()), played=played
+    )
+    with Store(folder / "bench.db") as store:
+        try:
+            outcome = run(
+                store,
+                bot_dirs=bot_dirs,
+                players=players,
+                rounds=rounds,
+                workers=workers,
+                records=str(folder / "records"),
+                events=events,
+                sandbox=sandbox,
+            )
+        except _Enough:
+            pass
+        else:
+            if not outcome.complete or outcome.rejected:
+                raise SystemExit(f"the bench tournament did not complete: {outcome}")
+        games = store.games()
+    if stop_after is not None and len(finished) < stop_after:
+        raise SystemExit(f"the bench tournament played {len(finished)} of {stop_after} games")
+    return games, finished[-1] - started[0]
 
 
 def _replay(record: dict[str, Any]) -> tuple[float, list[bare_wire.Call]]:
@@ -129,26 +190,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ttr-bench-") as tmp:
         folder = Path(tmp)
 
-        started: list[float] = []
-        events = Events(playing=lambda total, before: started.append(time.perf_counter()))
-        with Store(folder / "bench.db") as store:
-            outcome = run(
-                store,
-                bot_dirs=_bots(folder),
-                players=PLAYERS,
-                rounds=args.rounds,
-                workers=args.workers,
-                records=str(folder / "records"),
-                events=events,
-                sandbox=NO_SANDBOX
-                if args.no_sandbox
-                else SandboxConfig(fresh_per_deal=not args.reuse_bots),
-            )
-            finished = time.perf_counter()
-            games = store.games()
-        if not outcome.complete or outcome.rejected:
-            raise SystemExit(f"the bench tournament did not complete: {outcome}")
-        tournament_s = finished - started[0]
+        games, tournament_s = timed_tournament(
+            folder,
+            _bots(folder),
+            players=PLAYERS,
+            rounds=args.rounds,
+            workers=args.workers,
+            sandbox=NO_SANDBOX
+            if args.no_sandbox
+            else SandboxConfig(fresh_per_deal=not args.reuse_bots),
+        )
 
         engine_s = 0.0
         replay: list[list[bytes | int]] = []
