@@ -254,9 +254,9 @@ def _hostile() -> dict[str, tuple[bytes, int]]:
     with zipfile.ZipFile(symlink, "w") as z:
         for name, data in good.items():
             z.writestr(name, data)
-        info = zipfile.ZipInfo("key")
-        info.external_attr = (0o120777 << 16) | 0
-        z.writestr(info, "../../../season.db")
+        entry = zipfile.ZipInfo("key")
+        entry.external_attr = (0o120777 << 16) | 0
+        z.writestr(entry, "../../../season.db")
     return {
         "zip-slip": (zip_of({**good, "../../escape.py": b"x"}), 422),
         "absolute path": (zip_of({**good, "/tmp/escape.py": b"x"}), 422),
