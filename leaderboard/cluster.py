@@ -62,6 +62,7 @@ from leaderboard.store import GameResult
 from leaderboard.worker import (
     Answer,
     BotPool,
+    Entrant,
     Failed,
     Settings,
     Task,
@@ -202,6 +203,23 @@ class GameActor:
         )
         self.ruleset = load(settings.variant)
         self.pool = BotPool(settings.startup_s, settings.sandbox, settings.idle_games)
+        #: bots of one content hash, by bot id: the first plays from the package's copy,
+        #: the others (two authors' identical versions, two copies in a league) from copies
+        #: of their own, so that each is a process of its own in a game where both sit
+        self.holders: dict[str, int] = {}
+        self.copies = Path(tempfile.mkdtemp(prefix="ttr-ray-copies-"))
+
+    def _staged(self, entrant: Entrant) -> Path:
+        shared = self.home / "bots" / entrant.content_hash
+        if self.holders.setdefault(entrant.content_hash, entrant.bot_id) == entrant.bot_id:
+            return shared
+        own = self.copies / f"{entrant.content_hash}-{entrant.bot_id}"
+        if not own.exists():
+            partial = own.with_suffix(".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(shared, partial, symlinks=True)
+            partial.rename(own)
+        return own
 
     def run(self, task: Task) -> tuple[Answer, dict[str, bytes]]:
         """Play ``task``; the answer with the driver's paths, and the files it wrote under
@@ -209,7 +227,7 @@ class GameActor:
         if self.refusal:
             return Failed(task.key, self.refusal), {}
         entrants = [task.entrant] if isinstance(task, Validate) else list(task.seats)
-        bots = {e.path: self.home / "bots" / e.content_hash for e in entrants}
+        bots = {e.path: self._staged(e) for e in entrants}
         local: Task
         if isinstance(task, Validate):
             local = dataclasses.replace(
@@ -235,7 +253,10 @@ class GameActor:
         if isinstance(answer, Validation):
             assert isinstance(task, Validate)
             return dataclasses.replace(
-                answer, entrant=task.entrant, reason=fix(answer.reason)
+                answer,
+                entrant=task.entrant,
+                reason=fix(answer.reason),
+                log=None if answer.log is None else fix(answer.log),
             ), files
         if isinstance(answer, GameResult):
             return dataclasses.replace(
@@ -263,6 +284,7 @@ class GameActor:
         """Stop the bots (after the game in play: an actor runs one call at a time)."""
         self.pool.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.copies, ignore_errors=True)
 
 
 def unpack_bots(package_id: str, package: bytes) -> tuple[Path, str]:
@@ -427,7 +449,23 @@ class RayWorkers:
             else:
                 return
             task = self.pending.popleft()
-            self.running[slot.actor.run.remote(task)] = (slot, task)
+            self.running[slot.actor.run.remote(self._as_packed(task))] = (slot, task)
+
+    def _as_packed(self, task: Task) -> Task:
+        """``task`` with each bot's hash as the package has it (the node's copy is named by
+        it): the hash of the folder as packed, after any build, which is not always the one
+        the driver's entrant carries (a ladder names a version by its upload)."""
+        if isinstance(task, Validate):
+            entrant = task.entrant
+            return dataclasses.replace(
+                task, entrant=dataclasses.replace(entrant, content_hash=self.hashes[entrant.path])
+            )
+        return dataclasses.replace(
+            task,
+            seats=tuple(
+                dataclasses.replace(e, content_hash=self.hashes[e.path]) for e in task.seats
+            ),
+        )
 
     def _start(self) -> _Slot:
         assert self.package is not None
@@ -478,6 +516,8 @@ class RayWorkers:
         self.idle.append(slot)
         if self.settings.records is not None:
             self._write(files)
+        if isinstance(answer, Validation) and isinstance(task, Validate):
+            return dataclasses.replace(answer, entrant=task.entrant)  # the driver's own
         return answer  # type: ignore[no-any-return]
 
     def _write(self, files: dict[str, bytes]) -> None:

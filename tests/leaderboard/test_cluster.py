@@ -9,6 +9,7 @@ starts its own with ``--cluster local``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -300,3 +301,72 @@ def test_a_bad_cluster_address_is_one_line_and_stores_nothing(
     assert result.stderr.startswith(f"ttr: error: --cluster {address}: ")
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert not db.exists()
+
+
+def test_identical_bots_of_two_entrants_are_two_processes_on_a_node(tmp_path: Path) -> None:
+    """Two authors may upload the same files (two versions of one content hash): on a node
+    each plays from a folder of its own, so that a game seating both seats two processes."""
+    from leaderboard.cluster import GameActor, pack_bots
+    from leaderboard.worker import Entrant
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder in (one, two):
+        shutil.copytree(RANDOM, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    package = tmp_path / "bots.zip"
+    hashes = pack_bots([str(one), str(two)], package)
+    assert hashes[str(one)] == hashes[str(two)]
+    data = package.read_bytes()
+    settings = Settings("usa", 2, 1000, 5000, 10.0, None, validation_bot=str(one))
+    actor = GameActor(settings, hashlib.sha256(data).hexdigest(), data)
+    try:
+        first = actor._staged(Entrant(1, str(one), "a", "v1", hashes[str(one)]))
+        second = actor._staged(Entrant(2, str(two), "b", "v1", hashes[str(two)]))
+        assert first != second
+        assert actor._staged(Entrant(2, str(two), "b", "v1", hashes[str(two)])) == second
+        assert sorted(p.name for p in second.iterdir()) == sorted(p.name for p in first.iterdir())
+    finally:
+        actor.close()
+    assert not actor.copies.exists()
+
+
+def test_a_ladder_plays_on_ray_with_the_server_the_only_writer(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    """``ttr server run --cluster``: validation and ladder games on Ray actors, results and
+    records written by the ladder alone, on the driver; two authors' identical uploads play."""
+    from leaderboard.ladder.season import Pool, Season
+    from leaderboard.ladder.service import Ladder
+    from referee.hosting.upload import pack
+
+    ladder = Ladder(
+        Season(pools=(Pool("usa@1", 2),), workers=2), tmp_path / "data", crew=cluster.crew
+    )
+    ladder.open()
+    store = ladder.store()
+    authors = {}
+    for name, bot in (("ann", RANDOM), ("bo", RANDOM), ("cy", GREEDY)):
+        author = ladder.authenticate(store.add_author(name))
+        assert author is not None
+        authors[name] = author
+        ladder.submit(author, pack(bot))
+    ladder.start()
+    deadline = time.monotonic() + 240
+    try:
+        # until the two identical versions have met (each its own process on the node)
+        while len(store.games()) < 6 or frozenset({1, 2}) not in {
+            frozenset(s.bot_id for s in g.seats) for g in store.games()
+        }:
+            assert ladder.error is None and time.monotonic() < deadline
+            time.sleep(0.5)
+    finally:
+        ladder.stop()
+    records = ladder.records
+    for game in store.games():
+        assert game.record_path is not None and verify(game.record_path) is None
+        assert Path(game.record_path).is_relative_to(records)
+        for seat in game.seats:
+            assert seat.log_path is not None and Path(seat.log_path).is_file()
+    for author in authors.values():
+        assert ladder.validation_log(author, 1, 0) is not None  # on the driver, servable
+    met = [g for g in store.games() if {s.bot_id for s in g.seats} == {1, 2}]
+    assert met and all(s.faults == 0 for g in met for s in g.seats)
