@@ -347,6 +347,12 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
             "created_at": t.created_at,
             "finished_at": t.finished_at,
             "abandoned_at": t.abandoned_at,
+            #: a competition server's season (leaderboard/ladder/): no schedule, never ends;
+            #: its pools as [variant, players]
+            "ladder": bool(t.spec.config.get("ladder")),
+            "pools": [p[:2] for p in t.spec.config.get("pools", [])]
+            if t.spec.config.get("ladder")
+            else [],
         }
         for t in store.tournaments()
     ]
@@ -368,8 +374,10 @@ def render_tournaments(rows: list[dict[str, Any]]) -> str:
                 r["state"],
                 r["variant"],
                 str(r["players"]),
-                str(r["rounds"]),
-                f"{r['games_stored']}/{scheduled}"
+                "ladder" if r.get("ladder") else str(r["rounds"]),
+                f"{r['games_stored']}"
+                if r.get("ladder")
+                else f"{r['games_stored']}/{scheduled}"
                 + (f" ({r['games_skipped']} skipped)" if r.get("games_skipped") else ""),
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(r["created_at"])),
             )

@@ -15,6 +15,7 @@ import re
 import secrets
 import signal
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,9 @@ class _SpyPool(BotPool):
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
         pass
 
+    def trim(self, seated: Sequence[tuple[str, int]]) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -227,7 +231,8 @@ def test_validation_and_scheduled_games_look_alike_on_the_wire(tmp_path: Path) -
             answer = validate_bot(
                 Validate("/bots/a", entrants[0], secret_seed()), settings, ruleset, pool
             )
-            assert answer == Validation(entrants[0], True, "")
+            assert isinstance(answer, Validation) and answer.key == "/bots/a"
+            assert (answer.entrant, answer.ok, answer.reason) == (entrants[0], True, "")
         # Scheduled games: the three entrants, every rotation.
         pool = _SpyPool({("/bots/a", 0): h, ("/bots/b", 0): o1, ("/bots/c", 0): o2})
         base, key = secret_seed(), secrets.token_bytes(32)

@@ -179,12 +179,22 @@ def test_a_worker_killed_mid_game_loses_no_game_and_plays_none_twice(
     def played(game: GameResult, top: object) -> None:
         if killed:
             return
-        # the actors play on while the driver stores: the busy one is in a game now
-        busy = [pid for pid, title in _actors() if title.endswith(".run")]
-        assert busy, "no actor was playing"
-        its_bots.update(_descendants(busy[0]))
-        os.kill(busy[0], signal.SIGKILL)
-        killed.append(busy[0])
+        # The actors play on while the driver stores: a busy one is in a game now. It may be
+        # between two deals, its old bots stopped and the next not yet started (sandboxed,
+        # bots are fresh per deal): wait for one that has its bots, to kill it mid-game.
+        deadline = time.monotonic() + 10
+        while True:
+            busy = [pid for pid, title in _actors() if title.endswith(".run")]
+            playing = [(pid, _descendants(pid)) for pid in busy]
+            playing = [(pid, bots) for pid, bots in playing if bots]
+            if playing or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        assert playing, "no actor was playing"
+        pid, bots = playing[0]
+        its_bots.update(bots)
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
 
     with Store(tmp_path / "league.db") as store:
         outcome = _run(

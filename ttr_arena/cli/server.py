@@ -19,6 +19,7 @@ from ttr_arena.cli.options import (
     UserError,
     add_sandbox_options,
     int_in,
+    known_variant,
     positive,
     sandbox_of,
 )
@@ -95,7 +96,10 @@ def _add_run(sub: Subcommands) -> None:
     )
     p.add_argument("--name", default=None, help="the season's name (default: the file's)")
     p.add_argument(
-        "--variant", default=None, help="without a season file: the one pool's variant (usa)"
+        "--variant",
+        type=known_variant,
+        default=None,
+        help="without a season file: the one pool's variant (usa)",
     )
     p.add_argument("--players", type=positive, default=None, help="and its seats per game")
     p.add_argument(

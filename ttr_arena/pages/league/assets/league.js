@@ -66,6 +66,17 @@
       head.appendChild(text("strong", "#" + t.id + " " + t.name));
       head.appendChild(text("span", t.state === "unfinished" ? "running (or stopped)" : t.state,
         {"class": "state state-" + t.state}));
+      if (t.ladder) {
+        // a competition server's season: no schedule, no end
+        head.appendChild(text("span", "ladder: " + (t.pools || []).map(function (p) {
+          return p[0] + " " + p[1] + "p";
+        }).join(", ") + ", began " + when(t.created_at), {"class": "muted"}));
+        row.appendChild(head);
+        row.appendChild(text("span", t.games_stored + " games stored; the ladder plays on",
+          {"class": "progress-text"}));
+        box.appendChild(row);
+        return;
+      }
       head.appendChild(text("span", t.variant + ", " + t.players + " players, " +
         plural(t.rounds, "round") + ", began " + when(t.created_at), {"class": "muted"}));
       row.appendChild(head);

@@ -1,0 +1,182 @@
+"""The competition server's ladder JSON under concurrent readers: latency percentiles.
+
+    python bench/server.py [--readers 50] [--seconds 20] [--games 150] [--authors 6]
+                           [--no-sandbox] [--json]
+
+A real ``ttr server run`` (its ladder playing on worker processes, sandboxed unless
+``--no-sandbox``) with ``--authors`` authors each submitting a sample bot (random, greedy,
+planner in turn); once it has stored ``--games`` games, ``--readers`` clients (one asyncio
+task and HTTP connection each, httpx) fetch ``/api/league.json`` back to back for
+``--seconds`` while the ladder goes on playing and writing. Printed: requests, requests/s,
+the JSON's size, and the latency p50 / p90 / p99 / max in milliseconds (each request timed
+from send to the last byte), and the games the ladder stored meanwhile (the readers must not
+stall it). The issue's figure is the p99 with 50 readers.
+
+The readers run on the same machine as the server (2 shared cores here): the figures include
+their own CPU, so they are an upper bound of what a remote reader sees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+TTR = [sys.executable, "-m", "ttr_arena.cli"]
+BOTS = ("random", "greedy", "planner")
+
+
+def start_server(data: Path, args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [*TTR, "server", "run", "--data", str(data), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        found = re.search(r"listening on (http://\S+)", line)
+        if found:
+            threading.Thread(target=_drain, args=(proc,), daemon=True).start()
+            return proc, found.group(1)
+    raise SystemExit("the server did not start")
+
+
+def _drain(proc: subprocess.Popen[str]) -> None:
+    """Read the server's output to the end, so that it never blocks on a full pipe."""
+    assert proc.stdout is not None
+    for _ in proc.stdout:
+        pass
+
+
+def games(data: Path) -> int:
+    with sqlite3.connect(data / "season.db") as db:
+        return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+def populate(data: Path, url: str, authors: int, tmp: Path) -> None:
+    from referee.hosting.upload import pack
+
+    for i in range(authors):
+        name = f"author{i}"
+        token = subprocess.run(
+            [*TTR, "server", "author", "add", name, "--data", str(data)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        folder = tmp / name
+        shutil.copytree(
+            ROOT / "sample_bots" / BOTS[i % len(BOTS)],
+            folder,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+        answer = httpx.post(
+            f"{url}api/submissions",
+            content=pack(folder),
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+        answer.raise_for_status()
+
+
+async def read_for(url: str, readers: int, seconds: float) -> tuple[list[float], int]:
+    latencies: list[float] = []
+    size = 0
+    stop = time.monotonic() + seconds
+
+    async def reader() -> None:
+        nonlocal size
+        async with httpx.AsyncClient(timeout=60) as client:
+            while time.monotonic() < stop:
+                began = time.perf_counter()
+                answer = await client.get(f"{url}api/league.json")
+                latencies.append(time.perf_counter() - began)
+                answer.raise_for_status()
+                size = len(answer.content)
+
+    await asyncio.gather(*(reader() for _ in range(readers)))
+    return latencies, size
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readers", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--games", type=int, default=150, help="stored before reading")
+    parser.add_argument("--authors", type=int, default=6)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--no-sandbox", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ttr-bench-server-"))
+    data = tmp / "data"
+    flags = ["--variant", "usa", "--players", str(args.players), "--workers", "2"]
+    flags += ["--uploads-per-minute", "1000"]
+    if args.no_sandbox:
+        flags.append("--no-sandbox")
+    proc, url = start_server(data, flags)
+    try:
+        populate(data, url, args.authors, tmp)
+        while games(data) < args.games:
+            if proc.poll() is not None:
+                raise SystemExit("the server stopped")
+            time.sleep(1)
+        before = games(data)
+        latencies, size = asyncio.run(read_for(url, args.readers, args.seconds))
+        played = games(data) - before
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        shutil.rmtree(tmp, ignore_errors=True)
+    ms = [x * 1000 for x in latencies]
+    result = {
+        "readers": args.readers,
+        "seconds": args.seconds,
+        "sandboxed": not args.no_sandbox,
+        "games_stored_before": before,
+        "requests": len(ms),
+        "requests_per_s": round(len(ms) / args.seconds, 1),
+        "json_bytes": size,
+        "p50_ms": round(statistics.median(ms), 1),
+        "p90_ms": round(percentile(ms, 0.90), 1),
+        "p99_ms": round(percentile(ms, 0.99), 1),
+        "max_ms": round(max(ms), 1),
+        "games_played_while_reading": played,
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(
+        f"{args.readers} readers of /api/league.json for {args.seconds:g} s "
+        f"({'sandboxed' if result['sandboxed'] else 'unsandboxed'} ladder, {before} games stored, "
+        f"{size} bytes each)"
+    )
+    print(
+        f"  {result['requests']} requests, {result['requests_per_s']}/s; latency ms: "
+        f"p50 {result['p50_ms']}, p90 {result['p90_ms']}, p99 {result['p99_ms']}, "
+        f"max {result['max_ms']}"
+    )
+    print(f"  the ladder stored {played} games meanwhile")
+
+
+if __name__ == "__main__":
+    main()
