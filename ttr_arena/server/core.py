@@ -142,31 +142,47 @@ def capped_receive(receive: Receive, cap: int, message: str) -> Receive:
 
 
 class PublicLeague:
-    """The league page and its data for everyone, from one computation per refresh interval:
-    readers arriving while it is computed wait for it (an asyncio lock, not a thread each),
-    and readers within ``refresh_s`` of it get it as it is. Log links are left out."""
+    """The league page and its data for everyone, from one computation per refresh interval,
+    never on a reader's time but the first's: once computed, every reader gets the latest
+    computed copy at once, and a reader who finds it older than ``refresh_s`` starts one
+    recomputation in the background (stale while revalidating) that later readers get. With
+    thousands of games a recomputation takes a good part of a second; 50 readers waiting on
+    it were the ladder JSON's slowest answers (bench/server.py). Log links are left out."""
 
     def __init__(self, site: LeagueSite, refresh_s: float) -> None:
         self.site = site
         self.refresh_s = refresh_s
         self.computed = 0  #: how many times the data was computed (tests read it)
         self._lock: asyncio.Lock | None = None
+        self._refreshing: asyncio.Task[None] | None = None
         self._at = -float("inf")
         self._json = b""
         self._page = b""
 
     async def get(self) -> tuple[bytes, bytes]:
         """(the JSON, the page)."""
-        if time.monotonic() - self._at < self.refresh_s:
-            return self._json, self._page
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if time.monotonic() - self._at >= self.refresh_s:
-                self._json, self._page = await run_in_threadpool(self._compute)
-                self.computed += 1
-                self._at = time.monotonic()
+        if not self._json:  # the very first: everyone waits for the one computation
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                if not self._json:
+                    await self._refresh()
+        elif time.monotonic() - self._at >= self.refresh_s and self._refreshing is None:
+            self._refreshing = asyncio.create_task(self._refresh_later())
         return self._json, self._page
+
+    async def _refresh(self) -> None:
+        self._json, self._page = await run_in_threadpool(self._compute)
+        self.computed += 1
+        self._at = time.monotonic()
+
+    async def _refresh_later(self) -> None:
+        try:
+            await self._refresh()
+        except Exception:  # the store unreadable a moment: keep serving the last copy
+            self._at = time.monotonic()
+        finally:
+            self._refreshing = None
 
     def _compute(self) -> tuple[bytes, bytes]:
         data, body = self.site.league()
