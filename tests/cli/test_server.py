@@ -440,6 +440,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_pa
     accepted: dict[tuple[str, str], int] = {}  # (author, marker) -> version number
     family: set[int] = set()
     uploads = 0
+    moments: list[str] = []  #: what was on its way at each kill
     for kill in range(kills):
         stop = threading.Event()
 
@@ -461,12 +462,14 @@ def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_pa
                     continue  # killed mid-request: never answered, so never promised
                 if answer.status_code in (200, 201):
                     accepted[(name, marker)] = answer.json()["version"]["number"]
-                time.sleep(rng.uniform(0.0, 0.4))
+                time.sleep(rng.uniform(0.3, 1.5))  # games play between uploads too
 
         uploader = threading.Thread(target=upload_loop, args=(server.url, stop, kill), daemon=True)
         uploader.start()
         time.sleep(rng.uniform(0.3, 3.0))
+        during = set(states(server).values()) & {"queued", "building", "validating"}
         server.kill()
+        moments.append(",".join(sorted(during)) or "games only")
         stop.set()
         uploader.join(60)
         family |= server.family
@@ -506,6 +509,10 @@ def test_sigkill_at_random_moments_loses_nothing_and_counts_nothing_twice(tmp_pa
     assert all(Path(r).is_file() for r in records)
     assert {p.stem for p in (data / "records").glob("*.json")} == set(ids)
     assert len(accepted) >= kills // 2, f"only {len(accepted)} uploads were accepted"
+    print(
+        f"{kills} kills ({', '.join(moments)}); {uploads} uploads sent, {len(accepted)} "
+        f"answered and stored once each; {len(ids)} games stored once each"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
