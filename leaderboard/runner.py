@@ -527,7 +527,8 @@ def _begin(
     if unfinished is not None:
         raise TournamentError(
             f"{store.path} holds an unfinished tournament (#{unfinished.tournament_id}, "
-            f"{unfinished.spec.name}): finish it with --resume, or use another --db"
+            f"{unfinished.spec.name}): finish it with --resume, give it up with "
+            f"`ttr tournament abandon --db {store.path}`, or use another --db"
         )
     ruleset = _ruleset(variant)
     if not ruleset.min_players <= players <= ruleset.max_players:
@@ -590,7 +591,10 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
         row: BotRow = rows[int(entry["bot_id"])]
         path = str(entry["path"])
         if not Path(path).is_dir():
-            raise TournamentError(f"{path}: bot {row.name!r} of this tournament is gone")
+            raise TournamentError(
+                f"{path}: bot {row.name!r} of this tournament is gone; restore the folder to "
+                f"finish it, or give it up with `ttr tournament abandon --db {store.path}`"
+            )
         try:
             digest = content_hash(path)
         except BotFolderError as e:
@@ -598,7 +602,8 @@ def _resume(store: Store, bot_dirs: Sequence[str]) -> tuple[Tournament, list[Ent
         if digest != row.content_hash:
             raise TournamentError(
                 f"{path}: bot {row.name!r} changed since the tournament began; restore its "
-                "files to finish this tournament, or start a new one"
+                "files to finish this tournament, or give it up with "
+                f"`ttr tournament abandon --db {store.path}` and start a new one"
             )
         entrants.append(Entrant(row.bot_id, path, row.name, row.version, row.content_hash))
     records = tournament.spec.config.get("records")

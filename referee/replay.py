@@ -13,12 +13,13 @@ values, so a reader goes straight to it. docs/records.md describes every field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
+from referee.games.common.events import FaceUpDealt
 from referee.games.registry import AnyFamily, AnyRuleset, family_of, load
 from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 
@@ -282,3 +283,158 @@ def _as_recorded(recorded: Any, final: dict[str, Any]) -> dict[str, Any]:
             }
         out_seats.append(new)
     return {**final, "seats": out_seats}
+
+
+# ---------------------------------------------------------------------------------------------
+# one decision's request again (``ttr replay ask``)
+
+
+class NoSuchDecision(Exception):
+    """The record has no decision of that seat where one was asked for; the message names
+    the range there is."""
+
+
+#: what ``--turn`` takes for the setup's ticket choice (``ttr replay show`` heads it "setup")
+SETUP = "setup"
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One recorded decision as its seat was asked it: the StartGame that seat's bot got and
+    the first ActRequest of that decision, rebuilt from the record, and what it played."""
+
+    game: Game
+    step: Step  #: the decision (``step.before`` is the state the seat decided in)
+    legal: tuple[Any, ...]  #: the legal actions, in the request's order
+    start_request: Any  #: ``bot_service_pb2.StartGameRequest``
+    request: Any  #: ``bot_service_pb2.ActRequest``
+
+    @property
+    def seat(self) -> int:
+        seat: int = self.step.before.seat
+        return seat
+
+
+def _turn_list(turns: list[int]) -> str:
+    if len(turns) <= 8:
+        return ", ".join(map(str, turns))
+    return f"{', '.join(map(str, turns[:4]))} ... {', '.join(map(str, turns[-2:]))}"
+
+
+def find_decision(data: dict[str, Any], seat: int, turn: int | str, nth: int = 1) -> int:
+    """The index of seat ``seat``'s ``nth`` (1-based) decision in ``turn``, numbered as the
+    record and ``ttr replay show`` number turns (the first turn is 0); ``turn`` :data:`SETUP`
+    is the seat's ticket choice at the setup. :class:`NoSuchDecision` names the valid range."""
+    seats = int(data["num_seats"])
+    if not 0 <= seat < seats:
+        raise NoSuchDecision(f"--seat {seat}: the game has seats 0-{seats - 1}")
+    entries = [e for e in data["actions"] if isinstance(e, dict)]
+    in_setup = [e for e in entries if e.get("phase") == "setup_tickets"]
+    played = [e for e in entries if e.get("phase") != "setup_tickets"]
+    if turn == SETUP:
+        mine = [e for e in in_setup if e.get("seat") == seat]
+        where = "the setup"
+        if not mine:
+            raise NoSuchDecision(f"--turn setup: seat {seat} made no decision at the setup")
+    else:
+        turns = sorted({t for e in played if isinstance(t := e.get("turn"), int)})
+        if not turns:
+            raise NoSuchDecision("--turn: the record has no turn after the setup (try setup)")
+        if turn not in turns:
+            raise NoSuchDecision(
+                f"--turn {turn}: the game's turns are {turns[0]}-{turns[-1]} (or setup)"
+            )
+        here = [e for e in played if e.get("turn") == turn]
+        mine = [e for e in here if e.get("seat") == seat]
+        where = f"turn {turn}"
+        if not mine:
+            own = sorted({e["turn"] for e in played if e.get("seat") == seat})
+            raise NoSuchDecision(
+                f"--turn {turn}: that is seat {here[0].get('seat')}'s turn; seat {seat}'s turns "
+                f"are {_turn_list(own) or 'none'} (or setup)"
+            )
+    if not 1 <= nth <= len(mine):
+        which = ", ".join(
+            f"{i + 1}: {str(e.get('phase', '?')).replace('_', ' ')}" for i, e in enumerate(mine)
+        )
+        raise NoSuchDecision(
+            f"--nth {nth}: seat {seat} has {len(mine)} decision(s) in {where} ({which})"
+        )
+    number: int = entries.index(mine[nth - 1])
+    return number
+
+
+def ask_request(game: Game, data: dict[str, Any], path: str | Path, decision: int) -> Asked:
+    """The requests the referee sent to the seat of ``decision`` (an index into the record's
+    ``actions``): its StartGame, and that decision's first ActRequest (before any rejection)
+    with its view, its legal actions in the referee's order and the events since the last
+    request that seat's bot was sent (projected for it), as :class:`referee.match.Match` built
+    them. The clock in it is the record's move limit and the bank the seat had left by the
+    recorded times (the referee's own figure differed by the milliseconds of each call); the
+    request id is the referee's (``<game_id>/<decision>/0``).
+    :class:`NoSuchDecision` for an index the record does not have."""
+    from ttr.v1 import bot_service_pb2
+
+    total = len(data["actions"])
+    if not 0 <= decision < total:
+        raise NoSuchDecision(f"--decision {decision}: the record has decisions 0-{total - 1}")
+    family = game.family
+    seats = game.start.num_seats
+    pending: list[list[Any]] = [
+        [family.project(e, i) for e in game.start.events] for i in range(seats)
+    ]
+    recorded_clock = data.get("clock")
+    clock: dict[str, Any] = recorded_clock if isinstance(recorded_clock, dict) else {}
+    move_ms = int(clock.get("move_ms") or 0)
+    bank = [float(clock.get("bank_ms") or 0)] * seats
+    game_id = str(data.get("game_id", ""))
+    for step in replay(game, data, path):
+        actor = step.before.seat
+        if step.number == decision:
+            legal = tuple(family.legal_actions(step.before))
+            request = family.act_request_pb(
+                family.view(step.before, actor),
+                pending[actor],
+                legal,
+                game_id,
+                f"{game_id}/{decision}/0",
+                bot_service_pb2.Clock(move_limit_ms=move_ms, bank_left_ms=int(bank[actor])),
+                None,
+            )
+            start_request = bot_service_pb2.StartGameRequest(
+                game_id=game_id,
+                variant=game.ruleset.ident,
+                seat=actor,
+                num_seats=seats,
+                clock=bot_service_pb2.ClockSettings(
+                    move_limit_ms=move_ms, bank_ms=int(clock.get("bank_ms") or 0)
+                ),
+            )
+            family.fill_start_for_seat(start_request, game.ruleset, int(data["seed"]))
+            return Asked(game, step, legal, start_request, request)
+        if step.entry.get("default") != "gone":  # a gone seat's bot was sent nothing
+            pending[actor] = []
+            ms = step.entry.get("ms")
+            if isinstance(ms, int | float):
+                bank[actor] = max(0.0, bank[actor] - max(0.0, float(ms) - move_ms))
+        for i in range(seats):
+            pending[i].extend(family.project(e, i) for e in step.after.events)
+    raise NoSuchDecision(f"--decision {decision}: the record has decisions 0-{total - 1}")
+
+
+def action_words(game: Game, state: Any, action: Any, names: Sequence[str]) -> str:
+    """What ``action`` does in ``state``, in names: the events it makes, as the acting seat
+    is told them (its family's describer, as ``ttr replay show`` prints them). The action's
+    own form for one the engine refuses."""
+    family = game.family
+    describe = family.describer(game.ruleset, names)
+    try:
+        after = family.apply(state, action)
+    except (IllegalActionError, MalformedActionError):
+        return repr(action)
+    said = [
+        describe.event(family.project(e, state.seat))
+        for e in after.events
+        if not isinstance(e, FaceUpDealt)  # the row's refill: not the seat's doing
+    ]
+    return "; ".join(said) or repr(action)

@@ -87,6 +87,24 @@ def is_address(spec: str) -> bool:
     return bool(_ADDRESS.match(spec)) and not Path(spec).exists()
 
 
+#: the sample bots beside the package (the checkout's sample_bots/, as leaderboard/worker.py
+#: finds its validation bot): ``random``, ``greedy`` and ``planner`` name them from anywhere
+SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
+SAMPLE_NAMES = ("random", "greedy", "planner")
+
+
+def resolve_bot(spec: str) -> str:
+    """``spec`` as a bot to enter: an address or an existing path as it is (a folder named
+    ``random`` in the working directory wins over the sample), else a sample bot's name
+    (:data:`SAMPLE_NAMES`) as the installed sample's folder, else ``spec`` unchanged (the
+    launcher then says what is wrong with it)."""
+    if spec in SAMPLE_NAMES and not Path(spec).exists():
+        folder = SAMPLE_BOTS / spec
+        if (folder / "bot.toml").is_file():
+            return str(folder)
+    return spec
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -125,7 +143,7 @@ class LaunchedBot:
         python: str = sys.executable,
         sandbox: SandboxConfig | None = None,
     ) -> None:
-        self.spec = str(spec)
+        self.spec = resolve_bot(str(spec))
         self.startup_s = startup_s
         self.python = python
         self.sandbox = sandbox if sandbox is not None else SandboxConfig()

@@ -108,7 +108,9 @@ def test_abandon_frees_the_store_keeps_its_games_and_every_output_names_the_tour
         )
         add_game(store, broken.tournament_id, 0, {a: 1, b: 2})
     run = ["tournament", "run", "--db", str(db), "--players", "2", "--workers", "2"]
-    assert "holds an unfinished tournament" in refused(capsys, *run, RANDOM, GREEDY)
+    refusal = refused(capsys, *run, RANDOM, GREEDY)
+    assert "holds an unfinished tournament" in refusal
+    assert f"`ttr tournament abandon --db {db}`" in refusal
     out, _ = ok(capsys, "tournament", "list", "--db", str(db))
     assert out.splitlines()[2].split()[:4] == ["1", "broken", "night", "unfinished"]
 

@@ -341,8 +341,9 @@ def test_a_changed_bot_cannot_join_a_resumed_tournament(tmp_path: Path) -> None:
         with sqlite3.connect(tmp_path / "l.db") as conn:
             conn.execute("UPDATE tournaments SET finished_at = NULL")
         (Path(a) / "bot.py").write_text((Path(a) / "bot.py").read_text() + "\n# changed\n")
-        with pytest.raises(TournamentError, match="changed since the tournament began"):
+        with pytest.raises(TournamentError, match="changed since the tournament began") as e:
             run(store, bot_dirs=[], resume=True)
+        assert "`ttr tournament abandon --db " in str(e.value)
 
 
 def test_the_progress_display_prints_plain_lines_off_a_terminal() -> None:

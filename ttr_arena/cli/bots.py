@@ -189,7 +189,7 @@ def _add_new_bot(sub: Subcommands) -> None:
             "moves in every variant and logs what it does: bot.toml, the source, a README on "
             "building, playing and testing it and, for Node, Go and C++, a copy of the "
             "contract (proto/) and a bot.toml `build` the launcher runs before the first "
-            "game. `ttr play NAME sample_bots/random` plays it at once."
+            "game. `ttr play NAME random` plays it at once against the random sample bot."
         ),
     )
     p.add_argument("name", metavar="NAME", help="the bot's name and folder name")
@@ -222,7 +222,7 @@ def cmd_new_bot(args: argparse.Namespace) -> int:
     print(f"created {folder}/: a {language.title} bot named {args.name!r}")
     if language.needs_proto:
         print(f"  it builds before its first game (bot.toml `build`; log {folder}/.ttr-build.log)")
-    print(f"  play it:  ttr play {folder} sample_bots/random")
+    print(f"  play it:  ttr play {folder} random")
     print(f"  read:     {folder}/README.md")
     missing = missing_tools(args.lang)
     if missing:

@@ -182,7 +182,13 @@ def _add_play(sub: Subcommands) -> None:
             "record."
         ),
     )
-    p.add_argument("bots", nargs="+", metavar="BOT", help="a bot folder or host:port (2-5)")
+    p.add_argument(
+        "bots",
+        nargs="+",
+        metavar="BOT",
+        help="a bot folder, host:port, or a sample bot by name: random, greedy, planner (a "
+        "folder of that name in the current directory wins) (2-5)",
+    )
     p.add_argument(
         "--variant",
         type=known_variant,
@@ -230,8 +236,10 @@ def _add_play(sub: Subcommands) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from referee.hosting.config import LaunchError
-    from referee.hosting.launcher import launch
+    from referee.hosting.launcher import launch, resolve_bot
     from referee.match import Clock, SeatBot, fault_line, play_match
+
+    args.bots = [resolve_bot(b) for b in args.bots]
 
     ruleset = load_ruleset(args.variant)
     low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)

@@ -1,4 +1,4 @@
-"""``ttr replay verify|show|view``: the commands that read game records. Each replays the
+"""``ttr replay verify|show|view|ask``: the commands that read game records. Each replays the
 record through the engine; the replay, text and page code is imported only when one of them
 runs, so that building the parser stays cheap."""
 
@@ -9,16 +9,28 @@ import os
 import sys
 from pathlib import Path
 
-from ttr_arena.cli.options import Subcommands, UserError, nonnegative
+from ttr_arena.cli.options import (
+    STARTUP_S,
+    Subcommands,
+    UserError,
+    add_sandbox_options,
+    float_in,
+    nonnegative,
+    positive,
+    positive_float,
+    sandbox_of,
+)
 
 
 def register(sub: Subcommands) -> None:
-    """Add ``replay`` and its actions ``verify``, ``show`` and ``view``, in that order."""
+    """Add ``replay`` and its actions ``verify``, ``show``, ``view`` and ``ask``, in that
+    order."""
     p = sub.add_parser("replay", help="game records", description="Work with game records.")
     replay_sub = p.add_subparsers(dest="replay_command", metavar="ACTION", required=True)
     _add_verify(replay_sub)
     _add_show(replay_sub)
     _add_view(replay_sub)
+    _add_ask(replay_sub)
 
 
 # verify --------------------------------------------------------------------------------------
@@ -206,3 +218,166 @@ def cmd_replay_view(args: argparse.Namespace) -> int:
         if not opened:
             print(f"ttr: no browser could be opened; open {uri} yourself", file=sys.stderr)
     return 0
+
+
+# ask -----------------------------------------------------------------------------------------
+
+
+def _turn(text: str) -> int | str:
+    if text == "setup":
+        return text
+    try:
+        return nonnegative(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a turn number (0, 1, ...) nor 'setup'"
+        ) from None
+
+
+def _add_ask(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "ask",
+        help="send one recorded decision's request to a bot again and judge its answer",
+        description=(
+            "Rebuild, from the record, the exact request a seat received at one decision (its "
+            "view, the legal actions, the events since its previous request, the referee's "
+            "request id) and send it to BOT: a bot folder, started fresh (sandboxed unless "
+            "--no-sandbox), or the address of a bot you run yourself, e.g. under a debugger "
+            "(host:port or unix:/path). The bot gets StartGame for that seat first, as in the "
+            "game. The clock is off: no deadline (Ctrl-C stops waiting), unless --timeout. "
+            "Prints the seat's view, the bot's answer in names and whether the referee would "
+            "accept it, and what the seat played in the record. Turns are numbered as "
+            "`ttr replay show` prints them (the first turn is 0; 'setup' is the ticket choice "
+            "dealt before it); a turn with two decisions of the seat (a second card, tickets "
+            "to keep) takes --nth 2 for the second. Exit 0 when the answer is legal, 1 when "
+            "the referee would reject it."
+        ),
+    )
+    p.add_argument("record", metavar="RECORD", type=Path, help="the game record (JSON)")
+    p.add_argument("bot", metavar="BOT", help="a bot folder, a sample bot's name, or an address")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "--turn",
+        type=_turn,
+        default=None,
+        metavar="T",
+        help="the turn as `ttr replay show` numbers it, or 'setup' (with --seat)",
+    )
+    where.add_argument(
+        "--decision",
+        type=nonnegative,
+        default=None,
+        metavar="N",
+        help="the record's decision index instead (as `ttr replay verify` names it)",
+    )
+    p.add_argument("--seat", type=nonnegative, default=None, metavar="S", help="the seat (0-based)")
+    p.add_argument(
+        "--nth",
+        type=positive,
+        default=1,
+        metavar="K",
+        help="the seat's K-th decision in that turn (default 1)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=None,
+        metavar="S",
+        help="give up on each call after S seconds (default: wait as long as it takes)",
+    )
+    p.add_argument(
+        "--startup-s",
+        type=float_in(*STARTUP_S),
+        default=10.0,
+        help="how long a bot folder may take to become healthy (default 10)",
+    )
+    add_sandbox_options(p)
+    p.set_defaults(func=cmd_replay_ask)
+
+
+def cmd_replay_ask(args: argparse.Namespace) -> int:
+    from referee.hosting.ask import AskError, ask
+    from referee.hosting.config import LaunchError
+    from referee.hosting.launcher import is_address, launch
+    from referee.hosting.sandbox import SandboxConfig
+    from referee.replay import (
+        Diverged,
+        NoSuchDecision,
+        RecordError,
+        action_words,
+        ask_request,
+        find_decision,
+        load_record,
+        start,
+    )
+    from ttr_arena.pages.show import ShowError, default_line, seat_names
+
+    try:
+        data = load_record(args.record)
+        game = start(data, args.record)
+        if args.turn is not None:
+            if args.seat is None:
+                raise UserError("--turn needs --seat")
+            decision = find_decision(data, args.seat, args.turn, args.nth)
+        else:
+            decision = args.decision
+        asked = ask_request(game, data, args.record, decision)
+    except (RecordError, NoSuchDecision, ShowError) as e:
+        raise UserError(str(e)) from None
+    except Diverged as e:
+        raise UserError(f"{args.record}: cannot replay it that far: {e}") from None
+    seat = asked.seat
+    if args.seat is not None and args.seat != seat:
+        raise UserError(f"--decision {decision} is seat {seat}'s, not seat {args.seat}'s")
+    family, state = game.family, asked.step.before
+    names, _ = seat_names(data, game.start.num_seats)
+    describe = family.describer(game.ruleset, names)
+    phase = state.phase.name.lower().replace("_", " ")
+    print(
+        f"{game.ruleset.ident}, game {data.get('game_id', '?')}: decision {decision}, "
+        f"turn {state.turn} ({phase}), seat {names[seat]}"
+    )
+    print(
+        f"request {asked.request.request_id}: {len(asked.legal)} legal action(s), "
+        f"{len(asked.request.events)} event(s) since the seat's previous request"
+    )
+    for line in describe.view_lines(family.view(state, seat)):
+        print(f"  | {line}")
+    # a bot at an address runs as its author started it: no sandbox to check or set up
+    sandbox = SandboxConfig(enabled=False) if is_address(args.bot) else sandbox_of(args)
+    try:
+        with launch(args.bot, startup_s=args.startup_s, sandbox=sandbox) as bot:
+            refusal = bot.config.refusal(game.ruleset.name) if bot.config is not None else None
+            if refusal is not None:
+                raise UserError(refusal)
+            print(
+                f"asking {bot.name} at {bot.address} (no deadline: Ctrl-C stops)"
+                if args.timeout is None
+                else f"asking {bot.name} at {bot.address}"
+            )
+            answer = ask(asked, bot.address, args.timeout)
+    except LaunchError as e:
+        raise UserError(str(e)) from None
+    except AskError as e:
+        raise UserError(f"{args.bot}: {e}") from None
+    reply, verdict = answer.reply, answer.verdict
+    if reply is not None and reply.WhichOneof("answer") == "legal_action_index":
+        said = f"legal_action_index {reply.legal_action_index}"
+    elif reply is not None and reply.WhichOneof("answer") == "action":
+        said = "a full action"
+    else:
+        said = "no action"
+    if verdict.accepted:
+        print(f"answer ({said}): {action_words(game, state, verdict.action, names)}")
+        print("legal: the referee accepts it")
+    else:
+        print(f"answer ({said}): illegal ({verdict.rule}): {verdict.message}")
+    recorded = asked.step.entry
+    played = action_words(game, state, asked.step.action, names)
+    default = recorded.get("default")
+    print(
+        f"recorded: {played}" + (f" ({default_line(str(default), names[seat])})" if default else "")
+    )
+    same = verdict.accepted and verdict.action == asked.step.action
+    print("same as recorded" if same else "differs from the record")
+    return 0 if verdict.accepted else 1

@@ -75,7 +75,13 @@ def _add_run(sub: Subcommands) -> None:
             "finish it with --resume. Prints the leaderboard (TrueSkill) at the end."
         ),
     )
-    p.add_argument("bots", nargs="*", metavar="BOT_DIR", help="bot folders (each with bot.toml)")
+    p.add_argument(
+        "bots",
+        nargs="*",
+        metavar="BOT_DIR",
+        help="bot folders (each with bot.toml), or a sample bot by name: random, greedy, "
+        "planner (a folder of that name in the current directory wins)",
+    )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
     p.add_argument(
         "--variant",
@@ -220,6 +226,9 @@ def _records_dir(db: Path) -> Path:
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
+    from referee.hosting.launcher import resolve_bot
+
+    args.bots = [resolve_bot(b) for b in args.bots]
     if args.resume:
         fixed = [
             f"--{name.replace('_', '-')}"
