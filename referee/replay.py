@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
+from referee.games.record import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 from referee.games.registry import AnyFamily, AnyRuleset, family_of, load
-from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 
 
 class RecordError(Exception):
