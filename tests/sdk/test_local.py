@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -145,3 +148,32 @@ def test_the_notebook_replay_is_the_replay_page(tmp_path: Path) -> None:
     path = record.save(tmp_path / "g.json")
     assert Replay(path).page() == page
     assert Replay(record.data, seat=1).page() != page
+
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "bot-api.md").read_text(encoding="utf-8")
+
+
+def _example(name: str) -> str:
+    found = re.search(rf"<!-- example: {re.escape(name)} -->\n```python\n(.*?)\n```", DOC, re.S)
+    assert found, f"docs/bot-api.md has no example {name}"
+    return found.group(1) + "\n"
+
+
+def test_the_docs_in_process_example_runs(tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(_example("in-process"), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "/20 wins" in done.stdout
+    assert verify(tmp_path / "game.json") is None
+
+
+def test_the_docs_notebook_example_runs() -> None:
+    code = _example("notebook")
+    *body, last = code.strip().splitlines()
+    namespace: dict[str, Any] = {}
+    exec("\n".join(body), namespace)
+    shown = eval(last.split("#")[0], namespace)
+    assert "&lt;!DOCTYPE html&gt;" in shown._repr_html_()
