@@ -43,8 +43,6 @@ points at risk. It never needs the bot and is always legal.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import json
 import os
 import tempfile
@@ -66,6 +64,15 @@ from referee.games.protocol import (
     bounded,
     judge_bytes,
 )
+
+# The record's pieces live below this module (shared with sdk.local); named here too, as before.
+from referee.games.protocol import MAX_FAULTS_PER_DECISION as MAX_FAULTS_PER_DECISION
+from referee.games.record import RECORD_FORMAT as RECORD_FORMAT
+from referee.games.record import Fault as Fault
+from referee.games.record import action_entry, game_record
+from referee.games.record import action_from_json as action_from_json
+from referee.games.record import outcome_to_json as outcome_to_json
+from referee.games.record import to_json as to_json
 from referee.games.registry import AnyFamily, AnyRuleset, family_of
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
@@ -76,8 +83,6 @@ Action = Any
 Event = Any
 Outcome = Any
 
-MAX_FAULTS_PER_DECISION = 3
-RECORD_FORMAT = "ttr-record/1"
 #: The most bytes the referee reads of one reply (ActResponse, StartGameResponse,
 #: EndGameResponse). The largest legitimate ActResponse is under 100 bytes (a request id and
 #: at most a ticket choice; the other two replies are empty), so this leaves a margin of
@@ -105,16 +110,6 @@ class SeatBot:
 class Clock:
     move_ms: int = DEFAULT_MOVE_MS
     bank_ms: int = DEFAULT_BANK_MS
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    seat: int
-    decision: int  #: 0-based index of the decision in the game (-1: StartGame/EndGame)
-    turn: int
-    kind: str  #: rejected, timeout, crash, disconnect, start_game, end_game
-    rule: str  #: the rule broken (for ``rejected``), else the gRPC status or ''
-    message: str
 
 
 @dataclass(slots=True)
@@ -183,53 +178,6 @@ def fault_line(fault: Fault, bot: str, played: Action | None) -> str:
 def safe_default(actions: Sequence[Action]) -> Action:
     """The action a seat plays when its bot cannot: the first legal action (module docs)."""
     return actions[0]
-
-
-# ---------------------------------------------------------------------------------------------
-# JSON forms of actions, events and outcomes (the record)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    """Once per class: dataclasses.fields is slow, and to_json runs on every decision."""
-    return tuple(f.name for f in dataclasses.fields(cls))
-
-
-def to_json(value: Action | Event) -> dict[str, Any]:
-    """An action or event as a JSON object: ``{"type": ClassName, field: value, ...}``."""
-    cls: type = type(value)
-    out: dict[str, Any] = {"type": cls.__name__}
-    for name in _field_names(cls):
-        v = getattr(value, name)
-        out[name] = list(v) if isinstance(v, tuple) else v
-    return out
-
-
-def action_from_json(data: dict[str, Any], family: AnyFamily) -> Action:
-    """The inverse of :func:`to_json` for ``family``'s actions; ``ValueError`` for anything
-    else (another family's action included)."""
-    cls = family.action_types.get(str(data.get("type")))
-    if cls is None:
-        raise ValueError(f"unknown action type {data.get('type')!r}")
-    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"}
-    try:
-        action: Action = cls(**kwargs)
-    except TypeError as e:
-        raise ValueError(f"bad {cls.__name__}: {e}") from None
-    return action
-
-
-def outcome_to_json(result: Outcome) -> dict[str, Any]:
-    data: dict[str, Any] = _plain(dataclasses.asdict(result))
-    return data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,24 +316,19 @@ class Match:
             for s in seats:
                 if s.channel is not None:
                     s.channel.close()
-        record = {
-            "format": RECORD_FORMAT,
-            "game_id": self.game_id,
-            "ruleset": self.ruleset.ident,
-            "seed": self.seed,
-            "num_seats": len(self.bots),
-            "clock": {"move_ms": self.clock.move_ms, "bank_ms": self.clock.bank_ms},
-            "seats": [
-                {"seat": i, "name": b.name, "version": b.version, "address": b.address}
-                for i, b in enumerate(self.bots)
-            ],
-            "started_at": started,
-            "finished_at": time.time(),
-            "initial_events": [to_json(e) for e in initial_events],
-            "actions": self.actions,
-            "faults": [dataclasses.asdict(f) for f in self.faults],
-            "outcome": outcome_to_json(result),
-        }
+        record = game_record(
+            game_id=self.game_id,
+            ruleset_ident=self.ruleset.ident,
+            seed=self.seed,
+            clock=(self.clock.move_ms, self.clock.bank_ms),
+            seats=[(b.name, b.version, b.address) for b in self.bots],
+            started_at=started,
+            finished_at=time.time(),
+            initial_events=initial_events,
+            actions=self.actions,
+            faults=self.faults,
+            outcome=result,
+        )
         if self.record_path is not None:
             write_json_atomic(self.record_path, record)
         return MatchResult(
@@ -465,16 +408,7 @@ class Match:
         for i, s in enumerate(seats):
             s.pending.extend(family.project(e, i) for e in new_state.events)
         self.actions.append(
-            {
-                "decision": decision,
-                "seat": seat_no,
-                "turn": state.turn,
-                "phase": state.phase.name.lower(),
-                "action": to_json(chosen),
-                "default": default_reason,
-                "ms": round(elapsed_ms, 1),
-                "events": [to_json(e) for e in new_state.events],
-            }
+            action_entry(decision, state, chosen, default_reason, elapsed_ms, new_state)
         )
         return new_state
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
 from referee.games.common.events import FaceUpDealt
+from referee.games.record import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 from referee.games.registry import AnyFamily, AnyRuleset, family_of, load
-from referee.match import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 
 
 class RecordError(Exception):

@@ -90,7 +90,12 @@ def test_a_documented_command_exists(doc: str, command: str, whole: bool) -> Non
         current = subs[words[i]]
         i += 1
     rest = words[i:]
-    if _subcommands(current) and "--help" not in rest and "-h" not in rest:
+    subs = _subcommands(current)
+    if subs and rest and "/" in rest[0] and not rest[0].startswith("-"):
+        missing = [w for w in rest[0].split("/") if w not in subs]  # `ttr replay show/view`
+        assert not missing, f"{doc}: {command!r}: no such command {missing[0]!r}"
+        return
+    if subs and "--help" not in rest and "-h" not in rest:
         if not rest or PLACEHOLDER.search(rest[0]):
             return  # `ttr tournament ACTION`: the command group, named as such
         raise AssertionError(f"{doc}: {command!r}: no such command {rest[0]!r}")

@@ -26,6 +26,8 @@ from ttr.v1 import bot_service_pb2
 DEFAULT_MOVE_MS = 1000
 DEFAULT_BANK_MS = 60000
 DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
+#: rejected answers in one decision before the seat plays the safe default
+MAX_FAULTS_PER_DECISION = 3
 MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
 MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
 #: the longest line of a bot's or a build's output shown on a terminal
