@@ -22,6 +22,7 @@ import pytest
 
 from referee.games.board import Ruleset
 from referee.games.board import events as board_events
+from referee.games.board.scoring import connected
 from referee.games.card import events as card_events
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import BOARD, CARD, family_of, load, variants
@@ -107,7 +108,8 @@ def test_show_tells_the_game_with_names(
     outcome = family.outcome(_final_state(data))
     names = [f"{i}:{s['name']} {s['version']}" for i, s in enumerate(data["seats"])]
     table = format_outcome(ruleset, outcome, names).splitlines()
-    assert lines[-len(table) :] == table
+    end = lines.index("why:")  # then why (test_the_end_says_which_tickets_...)
+    assert lines[end - len(table) : end] == table
 
 
 def _final_state(data: dict[str, Any]) -> Any:
@@ -384,7 +386,8 @@ def test_show_works_for_every_variant(
         lines = run_show(capsys, str(path), *mode)
         text = "\n".join(lines)
         assert not any(kind in text for kind in kinds)  # every event and action in words
-        assert lines[-4].startswith("rank  seat")  # the final table, 2 seats
+        head = next(i for i, line in enumerate(lines) if line.startswith("rank  seat"))
+        assert lines[head + 4] == "why:"  # the final table (2 seats), then why
         assert lines[0].startswith(f"{load(variant).ident}, ")
 
 
@@ -420,3 +423,54 @@ def test_the_docs_name_every_action_and_event_of_both_families() -> None:
         assert set(family.action_types) <= documented
     for union in (board_events.Event, card_events.CardEvent):
         assert {cls.__name__ for cls in typing.get_args(union)} <= documented
+
+
+@pytest.mark.parametrize("record", ["usa", "newyork", "cardgame"])
+def test_the_end_says_which_tickets_were_completed_or_failed_and_the_bonuses(
+    record: str, records: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every seat's tickets at the end, from the engine's final state (the board: a path of
+    the seat's routes joins the cities; the card game: completed at a scoring, or left in hand),
+    with their signed points, and parts that add up to the total; in a seat's own eyes too
+    (the outcome is sent to every seat at the end)."""
+    path = records[record]
+    state = engine_end(path)
+    ruleset = state.ruleset
+    family = family_of(ruleset)
+    describe = family.describer(ruleset, [f"s{i}" for i in range(state.num_seats)])
+    totals = {s.seat: s.total for s in family.outcome(state).seats}
+    for mode in [(), ("--seat", "1")]:
+        lines = run_show(capsys, str(path), *mode)
+        why = lines[lines.index("why:") + 1 :]
+        for seat in range(state.num_seats):
+            at = next(i for i, line in enumerate(why) if line.startswith(f"  {seat}:"))
+            assert why[at].endswith(f": {totals[seat]} points")
+            if family is BOARD:
+                owned = state.owned[seat]
+                done = [
+                    t
+                    for t in state.tickets[seat]
+                    if connected(
+                        ruleset.game_map, owned, ruleset.tickets[t].a, ruleset.tickets[t].b
+                    )
+                ]
+                missed = [t for t in state.tickets[seat] if t not in done]
+            else:
+                done, missed = sorted(state.completed[seat]), sorted(state.tickets[seat])
+            assert why[at + 1] == "    completed: " + (
+                ", ".join(f"{describe.ticket(t)} (+{ruleset.tickets[t].points})" for t in done)
+                or "none"
+            )
+            assert why[at + 2] == "    failed: " + (
+                ", ".join(f"{describe.ticket(t)} (-{ruleset.tickets[t].points})" for t in missed)
+                or "none"
+            )
+            parts = re.findall(r" ([+-]\d+)(?= |$)", why[at + 3])
+            assert sum(int(p) for p in parts) == totals[seat]
+        assert any(
+            ("Longest path" in line or "Big City" in line or "Tourist" in line) for line in why
+        )
+
+
+def engine_end(path: Path) -> Any:
+    return _final_state(record_of(path))

@@ -21,6 +21,7 @@ import pytest
 
 import ttr_arena.pages.viewer as viewer_module
 from referee.games.board import Ruleset, load_ruleset
+from referee.games.board.scoring import connected
 from referee.games.registry import family_of, load, variants
 from referee.replay import Step, load_record, replay, start
 from tests.helpers import hide_differently, play
@@ -420,3 +421,33 @@ def test_a_record_that_differs_from_its_replay_says_so_and_a_seat_file_names_no_
     assert f"actions[{n}].events[{i}].card" in build_film(path)["differs"]
     assert build_film(path, 0)["differs"] == "the record differs from its replay"
     assert build_film(records["usa"])["differs"] is None
+
+
+@pytest.mark.parametrize("record", ["usa1910", "bigcities", "newyork", "cardgame"])
+def test_the_film_says_why_each_total_is_what_it_is(record: str, records: dict[str, Path]) -> None:
+    """Each seat's tickets as they go (completed so far or not, at every step, as the engine
+    would judge them then) in its own film, and at the end the parts of each total."""
+    path = records[record]
+    states = engine_states(path)
+    family = family_of(states[0].ruleset)
+    rules = states[0].ruleset
+    film = build_film(path, 1)
+    changes = film["progress"]["1"]
+    assert set(film["progress"]) == {"1"}
+    for k, state in enumerate(states):
+        now = [c for c in changes if c[0] <= k][-1]
+        if family.name == "card":
+            want = [sorted(state.completed[1]), sorted(state.tickets[1])]
+        else:
+            done = [
+                t
+                for t in state.tickets[1]
+                if connected(rules.game_map, state.owned[1], rules.tickets[t].a, rules.tickets[t].b)
+            ]
+            want = [sorted(done), sorted(set(state.tickets[1]) - set(done))]
+        assert [sorted(now[1]), sorted(now[2])] == want
+    for d, s in zip(film["outcome"]["details"], family.outcome(states[-1]).seats, strict=True):
+        assert sum(p for _, p in d["parts"]) == s.total == d["total"]
+        assert sum(p for _, p in d["completed"] + d["failed"]) in {
+            p for w, p in d["parts"] if w.startswith("tickets")
+        } | {sum(p for w, p in d["parts"] if w.startswith("tickets"))}

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from referee.games.board.scoring import connected
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import AnyFamily, family_of, load, variants
 from referee.replay import load_record
@@ -21,7 +22,7 @@ from tests.pages.test_viewer import HOSTILE, engine_states, make_records
 from ttr_arena.pages.viewer import render_html
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +188,12 @@ def test_each_variant_steps_and_draws_what_the_engine_holds(
     labels = {ticket_label(game, t) for t in range(len(game.ruleset.tickets))}
     for step in (mid, peek, 0, game.last):
         slide(page, step)
-        text = page.inner_text("body")
+        # at the end, the outcome (every seat's tickets, completed or failed) is public: the
+        # referee sends it to every seat (EndGame); shown in #final alone
+        text = page.evaluate(
+            "() => { const f = document.getElementById('final'); f.hidden = true;"
+            " const t = document.body.innerText; f.hidden = false; return t; }"
+        )
         for t in secret:
             label = ticket_label(game, t)
             if not any(label in other for other in labels - {label}):  # not part of another
@@ -281,3 +287,79 @@ def test_a_five_seat_mega_game_and_the_readme_picture(games: dict[str, Game], pa
     open_page(page, usa.page, f"#step={usa.last * 2 // 3}")
     check_step(page, usa, usa.last * 2 // 3)
     picture(page, "replay-usa-midgame")
+
+
+def tickets_now(game: Game, k: int, seat: int) -> tuple[set[int], set[int]]:
+    """A seat's tickets at step ``k`` from the engine's state: completed so far, not yet."""
+    state = game.states[k]
+    if game.family.name == "card":
+        return set(state.completed[seat]), set(state.tickets[seat])
+    rules = game.ruleset
+    done = {
+        t
+        for t in state.tickets[seat]
+        if connected(rules.game_map, state.owned[seat], rules.tickets[t].a, rules.tickets[t].b)
+    }
+    return done, set(state.tickets[seat]) - done
+
+
+def shown(page: Page, selector: str) -> set[int]:
+    got = page.locator(selector).evaluate_all("n => n.map(e => +e.dataset.ticket)")
+    return set(got)
+
+
+@pytest.mark.parametrize("variant", ["usa1910", "cardgame"])
+def test_the_end_says_why_and_the_chart_ends_at_the_final_totals(
+    variant: str, games: dict[str, Game], browser: Browser
+) -> None:
+    """At 1280 and 1400 px wide, the last step shows every seat's tickets completed and failed
+    (as the engine's final scoring has them) and the bonuses, the chart's last point is each
+    seat's final total, and nothing runs off the page sideways."""
+    game = games[variant]
+    outcome = game.family.outcome(game.states[-1])
+    errors: list[str] = []
+    for width in (1280, 1400):
+        context = browser.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        open_page(page, game.page, f"#step={game.last}&seat=truth")
+        for s in outcome.seats:
+            done, missed = tickets_now(game, game.last, s.seat)
+            why = f'#final .why[data-seat="{s.seat}"]'
+            assert shown(page, f"{why} .ticket.done") == done
+            assert shown(page, f"{why} .ticket.failed") == missed
+            assert f"{s.total} points" in page.inner_text(why)
+        finals = page.locator("#chart .series").evaluate_all(
+            "n => n.map(e => +e.getAttribute('data-final'))"
+        )
+        assert finals == [s.total for s in sorted(outcome.seats, key=lambda s: s.seat)]
+        # one point per step, then the final total
+        assert (
+            page.locator("#chart .series").first.evaluate(
+                "e => e.getAttribute('points').trim().split(' ').length"
+            )
+            == game.last + 2
+        )
+        wide = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert wide[0] <= wide[1], f"the page is {wide[0]} px wide in a {wide[1]} px window"
+        page.evaluate("document.getElementById('final').scrollIntoView()")
+        screenshot(page, f"replay-why-{variant}-{width}")
+        context.close()
+        assert not errors
+
+
+def test_a_seat_sees_its_own_tickets_as_they_go(games: dict[str, Game], page: Page) -> None:
+    """In seat 1's eyes, its tickets are marked completed so far or not at each step (as the
+    engine would score them now), and seat 0's hidden tickets are never marked."""
+    game = games["mega"]  # seat 1 completes a ticket in this game
+    open_page(page, game.page, "#seat=1")
+    changed = 0
+    for k in [*range(0, game.last, max(1, game.last // 12)), game.last]:
+        slide(page, k)
+        done, pending = tickets_now(game, k, 1)
+        assert shown(page, "#player-1 .ticket.done") == done
+        assert shown(page, "#player-1 .ticket.open") == pending
+        assert page.locator("#player-0 .ticket, #player-2 .ticket").count() == 0
+        changed += bool(done)
+    assert changed  # the game completes a ticket somewhere
+    picture(page, "replay-seat-tickets")

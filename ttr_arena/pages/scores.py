@@ -35,3 +35,66 @@ def format_outcome(ruleset: AnyRuleset, result: Any, names: list[str] | None = N
     lines = [header, "-" * len(header)]
     lines.extend(row([cells[i] for _, _, cells in columns]) for i in range(len(seats)))
     return "\n".join(lines)
+
+
+#: Names of the board games' bonus cards (``ruleset.BONUS_KINDS``) as the replays write them.
+_BONUS_NAMES = {"longest_path": "Longest path", "globetrotter": "Globetrotter"}
+
+
+def score_details(ruleset: Any, result: Any) -> list[dict[str, Any]]:
+    """Why each seat's total is what it is, in seat order: its tickets completed and failed
+    (``[ticket index, points]``, points signed as they count) and its parts (``[words,
+    points]``, adding up to the total: routes, tickets, each bonus the variant gives). Made
+    from the final outcome, which every seat is sent at the end (EndGame, referee/match.py):
+    public once the game is over, in every perspective."""
+    board = family_of(ruleset).name == "board"
+    tickets = ruleset.tickets
+    out: list[dict[str, Any]] = []
+    for s in sorted(result.seats, key=lambda s: s.seat):
+        done = s.tickets_completed if board else s.completed
+        missed = s.tickets_failed if board else s.failed
+        parts: list[list[Any]] = []
+        if board:
+            parts.append(["routes", s.route_points])
+            parts.append(["tickets", s.ticket_points])
+            for bonus in ruleset.bonuses:
+                words = _BONUS_NAMES.get(bonus.kind, bonus.kind)
+                if bonus.kind == "longest_path":
+                    words += f" ({s.longest_path} trains)"
+                else:
+                    words += f" ({len(done)} ticket{'' if len(done) == 1 else 's'} completed)"
+                parts.append([words, s.bonus_points(bonus.kind)])
+            if ruleset.attraction_points:
+                where = ", ".join(ruleset.game_map.cities[c].name for c in s.attractions) or "none"
+                parts.append([f"Tourist Attractions ({where})", s.attraction_points])
+        else:
+            parts.append(["tickets completed", s.completed_points])
+            parts.append(["tickets left in hand", -s.failed_points])
+            for c in s.bonuses:
+                city = ruleset.big_cities[c]
+                parts.append([f"Big City {city.name}", city.points])
+        out.append(
+            {
+                "seat": s.seat,
+                "total": s.total,
+                "completed": [[t, tickets[t].points] for t in done],
+                "failed": [[t, -tickets[t].points] for t in missed],
+                "parts": parts,
+            }
+        )
+    return out
+
+
+def detail_lines(details: list[dict[str, Any]], describe: Any) -> list[str]:
+    """:func:`score_details` in words, four lines a seat (the end of ``ttr replay show``)."""
+    lines: list[str] = []
+    for d in details:
+
+        def listed(pairs: list[list[int]]) -> str:
+            return ", ".join(f"{describe.ticket(t)} ({p:+d})" for t, p in pairs) or "none"
+
+        lines.append(f"{describe.seat(d['seat'])}: {d['total']} points")
+        lines.append(f"  completed: {listed(d['completed'])}")
+        lines.append(f"  failed: {listed(d['failed'])}")
+        lines.append("  = " + " ".join(f"{w} {p:+d}" for w, p in d["parts"]))
+    return lines

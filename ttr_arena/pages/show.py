@@ -30,7 +30,7 @@ from referee.games.protocol import printable
 from referee.games.registry import AnyFamily, AnyRuleset
 from referee.match import fault_words
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
-from ttr_arena.pages.scores import format_outcome
+from ttr_arena.pages.scores import detail_lines, format_outcome, score_details
 
 
 class ShowError(Exception):
@@ -173,7 +173,11 @@ def _lines(
         raise ShowError(f"{path}: the record ends before the game does")
     yield ""
     yield f"final scores after {state.turn} turns ({state.end_reason.replace('_', ' ')}):"
-    yield from format_outcome(ruleset, family.outcome(state), table_names).splitlines()
+    result = family.outcome(state)
+    yield from format_outcome(ruleset, result, table_names).splitlines()
+    # the outcome is sent to every seat at the end (EndGame), so every perspective shows it
+    yield "why:"
+    yield from (f"  {line}" for line in detail_lines(score_details(ruleset, result), describe))
     for f in faults.get(-1, []):
         if f.get("kind") != "start_game":
             yield fault_line(f, who(f))

@@ -32,11 +32,13 @@ from typing import Any
 
 from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
+from referee.games.board.scoring import connected
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import AnyFamily
 from referee.replay import Diverged, load_record, replay, start, verify
 from ttr_arena.pages import show
+from ttr_arena.pages.scores import score_details
 from ttr_arena.pages.show import ShowError, default_line, fault_line
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
@@ -238,13 +240,34 @@ def _board(ruleset: Any, describe: Any) -> dict[str, Json]:
     }
 
 
+def _tickets_so_far(ruleset: Any, view: Any, card_game: bool) -> list[list[int]]:
+    """A seat's own tickets as its own view tells them: ``[completed so far, not yet]``. The
+    board: a path of the seat's routes joins the ticket's cities (as the final scoring will
+    judge it); the card game: completed at a scoring (public), or still in hand."""
+    me = view.players[view.seat]
+    if card_game:
+        return [list(me.completed), list(view.tickets)]
+    owned = sum(1 << r for r in me.routes)
+    game_map = ruleset.game_map
+    done = [t for t in view.tickets if connected(game_map, owned, *_ends(ruleset, t))]
+    return [done, [t for t in view.tickets if t not in done]]
+
+
+def _ends(ruleset: Any, ticket: int) -> tuple[int, int]:
+    t = ruleset.tickets[ticket]
+    return t.a, t.b
+
+
 def _outcome(family: AnyFamily, ruleset: Any, state: Any, names: Sequence[str]) -> dict[str, Json]:
     """The final score table as ``ttr play`` and ``ttr replay show`` print it: the family's
-    columns (they add up to the total), best rank first."""
+    columns (they add up to the total), best rank first; and ``details``, why each seat's total
+    is what it is (:func:`~ttr_arena.pages.scores.score_details`: tickets completed and
+    failed, bonuses). Public: every seat is sent the outcome at the end (EndGame)."""
     result = family.outcome(state)
     columns = family.columns(ruleset)
     rows = sorted(result.seats, key=lambda s: (s.rank, s.seat))
     return {
+        "details": score_details(ruleset, result),
         "end_reason": state.end_reason,
         "turns": state.turn,
         "columns": ["rank", "seat", "total", *(header for header, _ in columns)],
@@ -287,6 +310,10 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
     steps: list[list[Json]] = []
     claims: list[list[int]] = []
     log: dict[str, list[list[int]]] = {str(s): [] for s in eyes}
+    # each seat's tickets completed so far and not yet, from its own view: [step, done, open]
+    # whenever they change
+    progress: dict[str, list[list[Json]]] = {str(s): [] for s in eyes}
+    seen: dict[int, Json] = {}
     if seat is None:
         log["truth"] = []
 
@@ -309,6 +336,11 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         if seat is None:
             push(secret, "secret", {"stacks": _plain(state.stacks)} if card_game else {})
         scores.append([describe.score(p) for p in views[eyes[0]].players])
+        for s in eyes:
+            now = _tickets_so_far(ruleset, views[s], card_game)
+            if seen.get(s) != now:
+                seen[s] = now
+                progress[str(s)].append([len(scores) - 1, *now])
 
     def tell(events: Sequence[Any]) -> None:
         if seat is None:
@@ -357,6 +389,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         "faults": faults,
         "public": public,
         "own": {str(s): own[s] for s in eyes},
+        "progress": progress,
         "outcome": _outcome(family, ruleset, state, table_names),
         # in one seat's file, no detail: a difference names hidden values
         "differs": (

@@ -17,8 +17,10 @@ from typing import Any
 
 #: One colour per seat, in seat order (up to the 6 seats any variant has): the claimed routes,
 #: the score lines and the seat labels all use these. Chosen to stay apart from each other and
-#: from the map's route colours (which draw unclaimed tracks), and readable on white.
-SEAT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
+#: from the map's route colours (red, orange, yellow, green, blue, pink, black, white, gray:
+#: they draw unclaimed tracks and cards), and readable on white: teal, magenta, brown,
+#: indigo, olive, maroon (tests/pages/test_web_shared.py holds the distances).
+SEAT_COLOURS = ("#00a6a6", "#b5008a", "#8c564b", "#5b2c9f", "#8f9a00", "#7a0019")
 
 
 def asset(name: str, package: str = "ttr_arena.pages.web") -> str:

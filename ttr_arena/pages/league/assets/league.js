@@ -108,7 +108,7 @@
     league.pools.forEach(function (pool) { pool.standings.forEach(function (s) { seen[s.bot_id] = true; }); });
     var out = {};
     Object.keys(seen).map(Number).sort(function (a, b) { return a - b; }).forEach(function (id, i) {
-      out[id] = TTR.SEAT_COLOURS[i % TTR.SEAT_COLOURS.length];
+      out[id] = TTR.botColour(i);  // twelve distinct, then more by hue (chart.js)
     });
     return out;
   }

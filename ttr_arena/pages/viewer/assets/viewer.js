@@ -91,6 +91,29 @@
     indices.forEach(function (t) { box.appendChild(text("span", film.tickets[t] || "ticket #" + t, {"class": "ticket"})); });
     return box;
   }
+  // A seat's tickets at step k as its own view tells them (film.progress: [step, done, open]
+  // whenever they change): completed so far (a tick) or not yet.
+  function progressAt(k, s) {
+    var changes = (film.progress || {})[String(s)] || [], found = null;
+    for (var i = 0; i < changes.length && changes[i][0] <= k; i++) found = changes[i];
+    return found;
+  }
+  function progressList(k, s, fallback) {
+    var now = progressAt(k, s);
+    if (!now) return ticketList(fallback);
+    if (!now[1].length && !now[2].length) return text("span", "none", {"class": "muted"});
+    var box = text("span", null, {"class": "tickets"});
+    now[1].forEach(function (t) {
+      box.appendChild(text("span", "\u2713 " + (film.tickets[t] || "ticket #" + t),
+        {"class": "ticket done", title: "completed so far", "data-ticket": t}));
+    });
+    now[2].forEach(function (t) {
+      box.appendChild(text("span", film.tickets[t] || "ticket #" + t,
+        {"class": "ticket open", title: "not completed yet", "data-ticket": t}));
+    });
+    return box;
+  }
+  function signed(n) { return (n > 0 ? "+" : n < 0 ? "\u2212" : "\u00b1") + Math.abs(n); }
   function plural(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
   function faultsShown() {
     return film.faults.filter(function (f) { return persp === "truth" || String(f.seat) === persp; });
@@ -290,7 +313,7 @@
         panel.appendChild(hand);
         var tickets = text("div", null, {"class": "line"});
         tickets.appendChild(text("span", "Tickets: ", {"class": "label"}));
-        tickets.appendChild(ticketList(own.tickets));
+        tickets.appendChild(progressList(k, p.seat, own.tickets));
         panel.appendChild(tickets);
         if (own.offered.length) {
           var offered = text("div", null, {"class": "line"});
@@ -369,13 +392,20 @@
     });
   }
   var chart = null;
+  var finalTotal = {};
+  film.outcome.rows.forEach(function (row) { finalTotal[row.seat] = row.total; });
   function drawChart() {
     chart = TTR.chart($("chart"), {
-      width: 460, height: 190, xLabel: "step (" + film.score_label + ")",
+      width: 460, height: 190, xLabel: "step (" + film.score_label + "), then the final total",
       series: names.map(function (name, s) {
-        return {name: name, colour: colours[s], points: film.scores.map(function (row, k) { return [k, row[s]]; })};
+        var points = film.scores.map(function (row, k) { return [k, row[s]]; });
+        points.push([N + 1, finalTotal[s]]);  // the last point: the final table's total
+        return {name: name, colour: colours[s], points: points};
       }),
       marks: faultsShown().map(function (f) { return {x: f.step, colour: "#c01048", title: "step " + f.step + ": " + f.text}; })
+    });
+    Array.prototype.forEach.call($("chart").querySelectorAll(".series"), function (line, s) {
+      line.setAttribute("data-final", finalTotal[s]);
     });
   }
   function drawFinal(k) {
@@ -399,7 +429,35 @@
       });
       table.appendChild(r);
     });
-    box.appendChild(table);
+    var wrap = text("div", null, {"class": "outcome-box"});
+    wrap.appendChild(table);
+    box.appendChild(wrap);
+    // why: every seat's tickets and bonuses (the outcome is sent to every seat at the end)
+    box.appendChild(text("h3", "Why: tickets and bonuses"));
+    (o.details || []).forEach(function (d) {
+      var seatBox = text("div", null, {"class": "why panel", "data-seat": d.seat});
+      seatBox.style.borderLeftColor = colours[d.seat];
+      var head = text("div", null, {"class": "player-head"});
+      head.appendChild(dot(d.seat));
+      head.appendChild(text("strong", seatName(d.seat)));
+      head.appendChild(text("span", d.total + " points", {"class": "muted"}));
+      seatBox.appendChild(head);
+      [["Completed: ", d.completed, "done"], ["Failed: ", d.failed, "failed"]].forEach(function (row) {
+        var line = text("div", null, {"class": "line"});
+        line.appendChild(text("span", row[0], {"class": "label"}));
+        if (!row[1].length) line.appendChild(text("span", "none", {"class": "muted"}));
+        row[1].forEach(function (tp) {
+          line.appendChild(text("span", (film.tickets[tp[0]] || "ticket #" + tp[0]) + " " + signed(tp[1]),
+            {"class": "ticket " + row[2], "data-ticket": tp[0], "data-points": tp[1]}));
+        });
+        seatBox.appendChild(line);
+      });
+      var parts = text("div", null, {"class": "line parts"});
+      parts.appendChild(text("span", "Total: ", {"class": "label"}));
+      parts.appendChild(text("span", d.parts.map(function (p) { return p[0] + " " + signed(p[1]); }).join(" \u00b7 ")));
+      seatBox.appendChild(parts);
+      box.appendChild(seatBox);
+    });
   }
 
   // ---- moving

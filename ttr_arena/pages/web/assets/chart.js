@@ -4,7 +4,17 @@
 "use strict";
 var TTR = (function () {
   var SVG = "http://www.w3.org/2000/svg";
-  var SEAT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+  // Seats (the replay): apart from each other and from the board's route and card colours.
+  var SEAT_COLOURS = ["#00a6a6", "#b5008a", "#8c564b", "#5b2c9f", "#8f9a00", "#7a0019"];
+  // Bots (the league page, no board): twelve colours apart from each other, then more made
+  // by turning the hue by the golden angle (a thirteenth bot still gets its own colour).
+  var BOT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
+    "#8c564b", "#e377c2", "#000000", "#bcbd22", "#0a2d6e", "#ffbb78"];
+  function botColour(i) {
+    if (i < BOT_COLOURS.length) return BOT_COLOURS[i];
+    var hue = Math.round((i - BOT_COLOURS.length) * 137.508 + 20) % 360;
+    return "hsl(" + hue + ", " + (i % 2 ? 55 : 80) + "%, " + (i % 3 ? 38 : 52) + "%)";
+  }
 
   function data() {
     return JSON.parse(document.getElementById("ttr-data").textContent);
@@ -82,5 +92,5 @@ var TTR = (function () {
     return node;
   }
 
-  return {SEAT_COLOURS: SEAT_COLOURS, data: data, chart: chart, svg: el, text: text};
+  return {SEAT_COLOURS: SEAT_COLOURS, BOT_COLOURS: BOT_COLOURS, botColour: botColour, data: data, chart: chart, svg: el, text: text};
 })();
