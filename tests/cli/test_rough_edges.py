@@ -41,6 +41,16 @@ def test_play_takes_sample_names_outside_the_checkout(
     assert f"record: {record}" in capsys.readouterr().out
 
 
+def test_check_takes_a_sample_name_outside_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc = main(["check", "random", "--no-sandbox", "--games", "1", "--variant", "newyork"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "newyork" in out
+
+
 def test_new_bot_prints_a_play_line_that_works_anywhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

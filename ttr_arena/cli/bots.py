@@ -56,7 +56,12 @@ def _add_check(sub: Subcommands) -> None:
             "its stderr), 2 for a usage error."
         ),
     )
-    p.add_argument("bot", metavar="BOT_DIR", help="the bot folder (with its bot.toml)")
+    p.add_argument(
+        "bot",
+        metavar="BOT_DIR",
+        help="the bot folder (with its bot.toml), or a sample bot's name: random, greedy, "
+        "planner (a folder of that name here wins)",
+    )
     p.add_argument("--games", type=positive, default=2, help="games per variant (default 2)")
     p.add_argument(
         "--variant",
@@ -84,9 +89,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Start a bot folder, run the compliance kit for each variant it plays, stop it; exit 1
     on any fault (or a bot that cannot be started), printing why."""
     from referee.hosting.config import LaunchError
-    from referee.hosting.launcher import launch, load_bot_config
+    from referee.hosting.launcher import launch, load_bot_config, resolve_bot
 
-    folder = Path(args.bot)
+    folder = Path(resolve_bot(args.bot))
     if not folder.is_dir():
         raise UserError(f"{folder}: not a bot folder (no such directory)")
     sandbox = sandbox_of(args)
