@@ -202,6 +202,48 @@ def test_a_seat_sees_its_view_at_each_of_its_decisions(
     assert not any(x.startswith("  0:random draws a card from the deck:") for x in lines)
 
 
+@pytest.mark.parametrize("variant", ["usa", "newyork", "cardgame"])
+def test_a_seat_sees_its_tickets_completed_so_far_as_it_goes(
+    variant: str, records: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At each of its decisions, a seat's file says which of its own tickets its routes (the
+    board) or its scorings (the card game) have completed so far, as the engine's state has
+    it then."""
+    from referee.games.board.scoring import connected
+    from referee.match import action_from_json
+
+    data = record_of(records[variant])
+    ruleset: Any = load(variant)
+    family = family_of(ruleset)
+    describe = family.describer(ruleset, ["a", "b", "c", "d", "e"][: data["num_seats"]])
+    state = family.new_game(ruleset, data["num_seats"], data["seed"])
+    expected = []
+    for entry in data["actions"]:
+        if entry["seat"] == 1:  # the engine's truth, from the state (not from any view)
+            if family.name == "board":
+                owned = state.owned[1]
+                done = [
+                    t
+                    for t in state.tickets[1]
+                    if connected(
+                        ruleset.game_map, owned, ruleset.tickets[t].a, ruleset.tickets[t].b
+                    )
+                ]
+                not_yet = [t for t in state.tickets[1] if t not in done]
+            else:
+                done, not_yet = list(state.completed[1]), list(state.tickets[1])
+            expected.append(
+                f"  | your tickets so far: completed {describe.tickets(done)}; "
+                f"not yet {describe.tickets(not_yet)}"
+            )
+        state = family.apply(state, action_from_json(entry["action"], family))
+    lines = run_show(capsys, str(records[variant]), "--seat", "1")
+    shown = [x for x in lines if x.startswith("  | your tickets so far: ")]
+    assert shown and shown == expected
+    # the whole truth has no seat's running ticket list (it shows every seat's at the end)
+    assert not any("your tickets so far" in x for x in run_show(capsys, str(records[variant])))
+
+
 @pytest.mark.parametrize("variant", ["usa", "cardgame"])
 def test_what_a_seat_cannot_see_never_reaches_its_output(
     variant: str,

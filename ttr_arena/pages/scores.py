@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from referee.games.board.scoring import connected
 from referee.games.registry import AnyRuleset, family_of
 
 
@@ -98,3 +99,20 @@ def detail_lines(details: list[dict[str, Any]], describe: Any) -> list[str]:
         lines.append(f"  failed: {listed(d['failed'])}")
         lines.append("  = " + " ".join(f"{w} {p:+d}" for w, p in d["parts"]))
     return lines
+
+
+def tickets_so_far(ruleset: Any, view: Any) -> tuple[list[int], list[int]]:
+    """A seat's own tickets as its own view tells them: (completed so far, not yet). The board
+    games: a path of the seat's routes joins the ticket's cities (as the final scoring will
+    judge it); the card game: completed at a scoring (public), or still in hand. Only ``view``
+    is read, so nothing another seat holds can show (the text replay's ``--seat`` and the HTML
+    replay's seat files use it)."""
+    me = view.players[view.seat]
+    if family_of(ruleset).name != "board":
+        return list(me.completed), list(view.tickets)
+    owned = sum(1 << r for r in me.routes)
+    tickets = ruleset.tickets
+    done = [
+        t for t in view.tickets if connected(ruleset.game_map, owned, tickets[t].a, tickets[t].b)
+    ]
+    return done, [t for t in view.tickets if t not in done]

@@ -30,7 +30,7 @@ from referee.games.protocol import printable
 from referee.games.registry import AnyFamily, AnyRuleset
 from referee.match import fault_words
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
-from ttr_arena.pages.scores import detail_lines, format_outcome, score_details
+from ttr_arena.pages.scores import detail_lines, format_outcome, score_details, tickets_so_far
 
 
 class ShowError(Exception):
@@ -202,6 +202,11 @@ def _decision(
         v = family.view(step.before, seat)
         yield f"  -- your decision ({v.phase.replace('_', ' ')}) --"
         yield from (f"  | {line}" for line in describe.view_lines(v))
+        done, not_yet = tickets_so_far(describe.ruleset, v)
+        yield (
+            f"  | your tickets so far: completed {describe.tickets(done)}; "
+            f"not yet {describe.tickets(not_yet)}"
+        )
     for f in faults:
         yield f"  {fault_line(f, name)}"
     default = step.entry.get("default")

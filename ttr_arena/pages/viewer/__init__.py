@@ -32,13 +32,12 @@ from typing import Any
 
 from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
-from referee.games.board.scoring import connected
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
 from referee.games.registry import AnyFamily
 from referee.replay import Diverged, load_record, replay, start, verify
 from ttr_arena.pages import show
-from ttr_arena.pages.scores import score_details
+from ttr_arena.pages.scores import score_details, tickets_so_far
 from ttr_arena.pages.show import ShowError, default_line, fault_line
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
@@ -241,21 +240,10 @@ def _board(ruleset: Any, describe: Any) -> dict[str, Json]:
 
 
 def _tickets_so_far(ruleset: Any, view: Any, card_game: bool) -> list[list[int]]:
-    """A seat's own tickets as its own view tells them: ``[completed so far, not yet]``. The
-    board: a path of the seat's routes joins the ticket's cities (as the final scoring will
-    judge it); the card game: completed at a scoring (public), or still in hand."""
-    me = view.players[view.seat]
-    if card_game:
-        return [list(me.completed), list(view.tickets)]
-    owned = sum(1 << r for r in me.routes)
-    game_map = ruleset.game_map
-    done = [t for t in view.tickets if connected(game_map, owned, *_ends(ruleset, t))]
-    return [done, [t for t in view.tickets if t not in done]]
-
-
-def _ends(ruleset: Any, ticket: int) -> tuple[int, int]:
-    t = ruleset.tickets[ticket]
-    return t.a, t.b
+    """A seat's own tickets as its own view tells them: ``[completed so far, not yet]``
+    (:func:`~ttr_arena.pages.scores.tickets_so_far`)."""
+    done, not_yet = tickets_so_far(ruleset, view)
+    return [done, not_yet]
 
 
 def _outcome(family: AnyFamily, ruleset: Any, state: Any, names: Sequence[str]) -> dict[str, Json]:
