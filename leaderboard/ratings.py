@@ -14,7 +14,6 @@ trueskill has no type stubs; every use of it stays in the small typed functions 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import trueskill
 
 from leaderboard.store import BotRow, Disabled, GameResult, Store
+from sdk.stats import wilson_interval as wilson_interval
 
 MU = 25.0  #: a new bot's mean skill (the package default)
 SIGMA = MU / 3  #: a new bot's uncertainty: mu - 3 sigma = 0 for a new bot
@@ -32,7 +32,6 @@ TAU = SIGMA / 100  #: dynamics: keeps sigma from collapsing to 0 over many games
 #: package default (and the Microsoft Research calculator's) 10% is kept: the published
 #: 8-player example is computed with it, which lets the tests pin our environment to it.
 DRAW_PROBABILITY = 0.10
-Z95 = 1.959963984540054  #: two-sided 95% normal quantile
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,25 +164,6 @@ def _initial(env: trueskill.TrueSkill) -> Rating:
     """A new bot's rating in ``env`` (which may not use our defaults)."""
     rating = env.create_rating()
     return Rating(float(rating.mu), float(rating.sigma))
-
-
-def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default).
-
-    Unlike p +- z sqrt(p(1-p)/n), it stays inside [0, 1] and does not collapse to a point at
-    0/n or n/n, which is exactly where a small tournament's win rates sit. No trials: (0, 1),
-    we know nothing.
-    """
-    if trials < 0 or not 0 <= successes <= trials:
-        raise ValueError(f"wilson_interval: {successes} successes in {trials} trials")
-    if trials == 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    z2 = z * z
-    denominator = 1 + z2 / trials
-    centre = (p + z2 / (2 * trials)) / denominator
-    half = z / denominator * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def standings(

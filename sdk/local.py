@@ -24,7 +24,6 @@ The record is the referee's (``referee.games.record``, the code ``referee.match`
 from __future__ import annotations
 
 import json
-import math
 import multiprocessing
 import random
 import time
@@ -49,6 +48,7 @@ from referee.games.protocol import (
 from referee.games.record import Fault, action_entry, game_record, record_text
 from referee.games.registry import AnyFamily, family_of, load
 from sdk.bot import Bot, BotServicer, StrategyBot
+from sdk.stats import wilson_interval as wilson_interval
 from sdk.strategies.board import GreedyStrategy, PlannerStrategy, RandomStrategy
 from sdk.strategies.card import CardGreedyStrategy, CardPlannerStrategy, CardRandomStrategy
 from ttr.v1 import bot_service_pb2
@@ -306,25 +306,6 @@ def _ask(
 
 #: A bot class, or any picklable callable that makes a fresh bot (each game gets new ones).
 BotFactory = Callable[[], Bot]
-
-#: z for a two-sided 95% interval
-Z95 = 1.959963984540054
-
-
-def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default); no trials: (0, 1).
-    The same formula as ``leaderboard.ratings.wilson_interval`` (which the SDK, below the
-    leaderboard, may not import; tests/sdk/test_local.py holds the two equal)."""
-    if trials < 0 or not 0 <= successes <= trials:
-        raise ValueError(f"wilson_interval: {successes} successes in {trials} trials")
-    if trials == 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    z2 = z * z
-    denominator = 1 + z2 / trials
-    centre = (p + z2 / (2 * trials)) / denominator
-    half = z / denominator * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 @dataclass(frozen=True, slots=True)
