@@ -268,6 +268,12 @@ class BotPool:
         if bot is not None:
             bot.log_to(log)
 
+    def take_lines(self, path: str, copy: int = 0) -> list[str]:
+        """What a bot of the pool wrote since it was last asked (``LaunchedBot.take_lines``),
+        for the record's decisions."""
+        bot = self.bots.get((path, copy))
+        return [] if bot is None else bot.take_lines()
+
     def stderr_note(self, path: str, copy: int = 0) -> str:
         """The end of a bot's stderr, quoted to follow a reason (``LaunchedBot.stderr_note``)."""
         bot = self.bots.get((path, copy))
@@ -346,6 +352,7 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
             Clock(settings.move_ms, settings.bank_ms),
             record_path=record,
             diagnose=lambda seat: pool.death(task.seats[seat].path),
+            lines=lambda seat: pool.take_lines(task.seats[seat].path),
         ).run()
     return GameResult(
         game_id=task.game.game_id,
@@ -411,6 +418,7 @@ def validate_bot(
             task.seed,
             Clock(settings.move_ms, settings.bank_ms),
             diagnose=lambda i: pool.death(*paths[i]),
+            lines=lambda i: pool.take_lines(*paths[i]),
         ).run()
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:

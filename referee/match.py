@@ -254,12 +254,17 @@ class Match:
         game_id: str | None = None,
         diagnose: Callable[[int], str] | None = None,
         on_fault: FaultHook | None = None,
+        lines: Callable[[int], list[str]] | None = None,
     ) -> None:
         """``diagnose(seat)``, when given, says why a seat's bot cannot be reached (the
         launcher knows: it exited, or the kernel killed it over its memory limit); it leads
         the ``disconnect`` fault's message, since the gRPC status only says the socket is
         closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot
-        author watching a game sees a rejection when it happens, not after the game."""
+        author watching a game sees a rejection when it happens, not after the game.
+        ``lines(seat)``, when given, returns what the seat's bot wrote since it was last
+        asked (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the
+        seat's decision ends and after EndGame, so each line is recorded with the decision
+        its bot was answering when it wrote it (docs/records.md)."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -275,6 +280,7 @@ class Match:
         self.game_id = game_id or uuid.uuid4().hex
         self.diagnose = diagnose
         self.on_fault = on_fault
+        self.lines = lines
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -312,6 +318,7 @@ class Match:
                 decision += 1
             result = family.outcome(state)
             self._end_games(state, seats, result)
+            end_lines = [self._take_lines(i) for i in range(len(seats))]
         finally:
             for s in seats:
                 if s.channel is not None:
@@ -328,6 +335,7 @@ class Match:
             actions=self.actions,
             faults=self.faults,
             outcome=result,
+            end_lines=end_lines,
         )
         if self.record_path is not None:
             write_json_atomic(self.record_path, record)
@@ -399,6 +407,7 @@ class Match:
         family = self.family
         legal = tuple(family.legal_actions(state))
         chosen, default_reason, elapsed_ms, last = self._ask(state, seat_no, seat, legal, decision)
+        lines = self._take_lines(seat_no)
         if chosen is None:
             chosen = safe_default(legal)
             seat.defaults += 1
@@ -408,9 +417,12 @@ class Match:
         for i, s in enumerate(seats):
             s.pending.extend(family.project(e, i) for e in new_state.events)
         self.actions.append(
-            action_entry(decision, state, chosen, default_reason, elapsed_ms, new_state)
+            action_entry(decision, state, chosen, default_reason, elapsed_ms, new_state, lines)
         )
         return new_state
+
+    def _take_lines(self, seat: int) -> list[str]:
+        return [] if self.lines is None else self.lines(seat)
 
     def _ask(
         self,
@@ -538,10 +550,19 @@ def play_match(
     call_s: float = DEFAULT_CALL_S,
     diagnose: Callable[[int], str] | None = None,
     on_fault: FaultHook | None = None,
+    lines: Callable[[int], list[str]] | None = None,
 ) -> MatchResult:
     """Play one game to the end (see :class:`Match`)."""
     return Match(
-        ruleset, bots, seed, clock, record_path, call_s, diagnose=diagnose, on_fault=on_fault
+        ruleset,
+        bots,
+        seed,
+        clock,
+        record_path,
+        call_s,
+        diagnose=diagnose,
+        on_fault=on_fault,
+        lines=lines,
     ).run()
 
 

@@ -30,8 +30,12 @@ DEFAULT_CALL_S = 5.0  #: deadline of StartGame and EndGame
 MAX_FAULTS_PER_DECISION = 3
 MAX_RULE_CHARS = 64  #: the longest fault (and Rejection) rule id kept
 MAX_MESSAGE_CHARS = 240  #: the longest fault (and Rejection) message kept
-#: the longest line of a bot's or a build's output shown on a terminal
+#: the longest line of a bot's or a build's output shown on a terminal (or kept in a record)
 ECHO_LINE_CHARS = 1000
+#: the most characters of one seat's output a game's record keeps with its decisions (the
+#: game's log file keeps up to the sandbox's ``log_kb``): a chatty bot cannot grow every
+#: record of a league night by more than this per seat
+RECORD_LINES_CHARS = 32_000
 
 
 def printable(text: str) -> str:

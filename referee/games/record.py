@@ -80,11 +80,14 @@ def action_entry(
     default: str | None,
     ms: float,
     new_state: Any,
+    lines: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One decision as the record's ``actions`` list holds it: who acted in ``state``, what
-    was played (``default``: why the safe default was, else ``None``), the time it took and
-    the events it caused (``new_state.events``)."""
-    return {
+    was played (``default``: why the safe default was, else ``None``), the time it took, the
+    events it caused (``new_state.events``) and, when it wrote any, the lines its bot wrote
+    since its previous answer (``lines``: already bounded and escaped by whoever read them;
+    the key is left out when there are none, so a quiet bot's record is as before)."""
+    entry = {
         "decision": decision,
         "seat": state.seat,
         "turn": state.turn,
@@ -94,6 +97,9 @@ def action_entry(
         "ms": round(ms, 1),
         "events": [to_json(e) for e in new_state.events],
     }
+    if lines:
+        entry["lines"] = list(lines)
+    return entry
 
 
 def game_record(
@@ -109,10 +115,13 @@ def game_record(
     actions: list[dict[str, Any]],
     faults: Sequence[Fault],
     outcome: Any,
+    end_lines: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """The whole record: ``clock`` is (move ms, bank ms), ``seats`` (name, version, address)
-    per seat, ``actions`` the :func:`action_entry` of each decision."""
-    return {
+    per seat, ``actions`` the :func:`action_entry` of each decision; ``end_lines``, per seat,
+    what its bot wrote after its last decision (EndGame's answer included), kept only when
+    some seat wrote something."""
+    record = {
         "format": RECORD_FORMAT,
         "game_id": game_id,
         "ruleset": ruleset_ident,
@@ -130,6 +139,9 @@ def game_record(
         "faults": [dataclasses.asdict(f) for f in faults],
         "outcome": outcome_to_json(outcome),
     }
+    if any(end_lines):
+        record["end_lines"] = [list(lines) for lines in end_lines]
+    return record
 
 
 def record_text(record: dict[str, Any]) -> str:

@@ -43,7 +43,7 @@ from typing import IO, Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from referee.games.protocol import ECHO_LINE_CHARS, bounded
+from referee.games.protocol import ECHO_LINE_CHARS, RECORD_LINES_CHARS, bounded
 from referee.hosting import sandbox as sandbox_mod
 from referee.hosting.build import ensure_built
 from referee.hosting.config import BotConfig, LaunchError, read_bot_config
@@ -61,6 +61,8 @@ _STDERR_TAIL_BYTES = 8192
 #: true length in the cut marker, wherever the pipe reads happen to split it (a 4 KB piece once
 #: cut a 5,000-character line at a read boundary under load).
 _ECHO_PIECE_BYTES = 64 * 1024
+#: reads of 64 KB that :meth:`BotLog.take_lines` makes of each pipe at most
+_DRAIN_READS = 20
 _ADDRESS = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 
@@ -246,6 +248,11 @@ class LaunchedBot:
         self.log.log_to(path)
         self.log_path = path
 
+    def take_lines(self) -> list[str]:
+        """What the bot wrote since the last call, line by line, for the record (see
+        :meth:`BotLog.take_lines`); nothing for a bot reached by its address."""
+        return self.log.take_lines()
+
     def echo_to(self, sink: Callable[[str], None] | None) -> None:
         """Also hand each line the bot writes to ``sink`` as it arrives (see
         :meth:`BotLog.echo_to`); set it before :meth:`start` to see the start-up output too."""
@@ -396,8 +403,19 @@ class BotLog:
         self._echo: Callable[[str], None] | None = None
         self._echoed = 0  #: bytes echoed this game
         self._partial = [b"", b""]  #: per stream (stdout, stderr): the line not yet ended
+        self._pipes: tuple[IO[bytes], ...] = ()
+        #: this game's lines for the record since the last :meth:`take_lines` (None: not
+        #: collecting, before the first log_to)
+        self._lines: list[str] | None = None
+        self._line_chars = 0  #: characters kept for the record this game
+        self._lines_cut = 0  #: lines of this game left out of the record (over its cap)
 
     def attach(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        # Non-blocking, so that take_lines can empty the pipes from the referee's thread while
+        # this thread waits in select: whichever reads first, under the lock, keeps the bytes.
+        for pipe in (stdout, stderr):
+            os.set_blocking(pipe.fileno(), False)
+        self._pipes = (stdout, stderr)
         self._thread = threading.Thread(
             target=self._pump, args=(stdout, stderr), name="bot-log", daemon=True
         )
@@ -410,6 +428,7 @@ class BotLog:
                 self._finish_file()
             dropped = self._dropped
             self._written = self._dropped = self._echoed = 0
+            self._lines, self._line_chars, self._lines_cut = [], 0, 0
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._file = path.open("wb")
@@ -425,6 +444,45 @@ class BotLog:
         reading thread."""
         with self._lock:
             self._echo = sink
+
+    def take_lines(self) -> list[str]:
+        """The lines the bot wrote since the last call (or since this game's :meth:`log_to`),
+        for the record: each :func:`~referee.games.protocol.bounded` to
+        :data:`ECHO_LINE_CHARS` characters, control characters escaped, at most
+        :data:`~referee.games.protocol.RECORD_LINES_CHARS` characters per game (then one note
+        of how many more lines only the log has).
+
+        The referee calls it right after the bot answered a request: whatever the bot wrote
+        before answering is in the pipes by then (its write returned before its reply went
+        out), so they are emptied here, under the lock the reading thread reads under, and
+        every line lands with the decision it was written for, however late that thread
+        would have woken. A line not ended yet is taken as it stands."""
+        with self._lock:
+            if self._lines is None:
+                return []
+            for stream, pipe in enumerate(self._pipes):
+                with contextlib.suppress(OSError, ValueError):
+                    # bounded: a thread of the bot's that never stops writing cannot keep the
+                    # referee here (what a bot wrote before answering is at most a pipe's
+                    # capacity, 1 MB at the most a process can set)
+                    for _ in range(_DRAIN_READS):
+                        chunk = os.read(pipe.fileno(), 65536)
+                        if not chunk:
+                            break
+                        self._keep_locked(chunk, stream)
+            for stream in (0, 1):
+                if self._partial[stream]:
+                    self._line(self._partial[stream])
+                    self._partial[stream] = b""
+            lines, self._lines = self._lines, []
+            if self._lines_cut:
+                lines.append(
+                    f"[ttr: {self._lines_cut} more line(s) only in the log: the record keeps "
+                    f"{RECORD_LINES_CHARS} characters of a bot's output per game]"
+                )
+                self._lines_cut = 0
+                self._line_chars = RECORD_LINES_CHARS + 1  # said once: nothing more this game
+            return lines
 
     def stderr_tail(self) -> bytes:
         with self._lock:
@@ -461,7 +519,7 @@ class BotLog:
         with self._lock:
             for stream in (0, 1):  # a last line without its newline
                 if self._partial[stream]:
-                    self._echo_line(self._partial[stream])
+                    self._line(self._partial[stream])
                     self._partial[stream] = b""
 
     def _pump_until_eof(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
@@ -471,62 +529,84 @@ class BotLog:
             open_pipes = 2
             while open_pipes:
                 for key, _ in sel.select():
-                    try:
-                        chunk = os.read(key.fd, 65536)
-                    except OSError:
-                        chunk = b""
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                        open_pipes -= 1
-                        continue
-                    self._keep(chunk, is_stderr=bool(key.data))
+                    with self._lock:  # take_lines may have emptied the pipe meanwhile
+                        try:
+                            chunk = os.read(key.fd, 65536)
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            chunk = b""
+                        if chunk:
+                            self._keep_locked(chunk, int(key.data))
+                            continue
+                    sel.unregister(key.fileobj)
+                    open_pipes -= 1
 
-    def _keep(self, chunk: bytes, is_stderr: bool) -> None:
-        with self._lock:
-            if is_stderr:
-                self._tail.append(chunk[-_STDERR_TAIL_BYTES:])
-                self._tail_bytes += len(self._tail[-1])
-                while self._tail_bytes > _STDERR_TAIL_BYTES and len(self._tail) > 1:
-                    self._tail_bytes -= len(self._tail.popleft())
-            if self._echo is not None:
-                self._echo_chunk(chunk, int(is_stderr))
-            if self._early is not None:
-                room = self.limit - len(self._early)
-                self._early += chunk[: max(room, 0)]
-                self._dropped += max(0, len(chunk) - max(room, 0))
-                return
-            if self._file is None or self._closed:
-                return
-            room = self.limit - self._written
-            if room > 0:
-                self._file.write(chunk[:room])
-                self._file.flush()
-                self._written += min(room, len(chunk))
+    def _keep_locked(self, chunk: bytes, stream: int) -> None:
+        """Keep what the bot wrote on ``stream`` (0 stdout, 1 stderr); the lock is held."""
+        is_stderr = stream == 1
+        if is_stderr:
+            self._tail.append(chunk[-_STDERR_TAIL_BYTES:])
+            self._tail_bytes += len(self._tail[-1])
+            while self._tail_bytes > _STDERR_TAIL_BYTES and len(self._tail) > 1:
+                self._tail_bytes -= len(self._tail.popleft())
+        if self._echo is not None or self._lines is not None:
+            self._split(chunk, stream)
+        if self._early is not None:
+            room = self.limit - len(self._early)
+            self._early += chunk[: max(room, 0)]
             self._dropped += max(0, len(chunk) - max(room, 0))
+            return
+        if self._file is None or self._closed:
+            return
+        room = self.limit - self._written
+        if room > 0:
+            self._file.write(chunk[:room])
+            self._file.flush()
+            self._written += min(room, len(chunk))
+        self._dropped += max(0, len(chunk) - max(room, 0))
 
-    def _echo_chunk(self, chunk: bytes, stream: int) -> None:
-        """Split ``chunk`` into lines for the echo; a line that never ends is cut into pieces
-        of :data:`_ECHO_PIECE_BYTES`, so holding it costs little."""
+    def _split(self, chunk: bytes, stream: int) -> None:
+        """Split ``chunk`` into lines for the echo and the record; a line that never ends is
+        cut into pieces of :data:`_ECHO_PIECE_BYTES`, so holding it costs little."""
         lines = (self._partial[stream] + chunk).split(b"\n")
         self._partial[stream] = lines.pop()
         while len(self._partial[stream]) > _ECHO_PIECE_BYTES:
             lines.append(self._partial[stream][:_ECHO_PIECE_BYTES])
             self._partial[stream] = self._partial[stream][_ECHO_PIECE_BYTES:]
         for line in lines:
-            self._echo_line(line)
+            self._line(line)
 
-    def _echo_line(self, line: bytes) -> None:
+    def _line(self, raw: bytes) -> None:
+        """One whole line: to the echo, and to this game's record lines under their cap (once
+        one line is over it, every later line of the game is left out too: the record never
+        skips a line and keeps a later one)."""
+        record = self._lines is not None and self._line_chars <= RECORD_LINES_CHARS
+        echo = self._echo is not None and self._echoed <= self.limit
+        if not (record or echo):
+            return
+        line = bounded(raw.decode("utf-8", "replace").rstrip("\r"), ECHO_LINE_CHARS)
+        if record and self._lines is not None:
+            if self._lines_cut == 0 and self._line_chars + len(line) <= RECORD_LINES_CHARS:
+                self._lines.append(line)
+                self._line_chars += len(line)
+            else:
+                self._lines_cut += 1
+        if echo:
+            self._echo_line(raw, line)
+
+    def _echo_line(self, raw: bytes, line: str) -> None:
         sink = self._echo
         if sink is None or self._echoed > self.limit:
             return
-        self._echoed += len(line) + 1
+        self._echoed += len(raw) + 1
         if self._echoed > self.limit:
             sink(
                 f"[ttr: over the {self.limit // 1024} KB per game shown here: the rest of "
                 "this game's output is only counted in its log]"
             )
             return
-        sink(bounded(line.decode("utf-8", "replace").rstrip("\r"), ECHO_LINE_CHARS))
+        sink(line)
 
 
 def _descendants(pid: int) -> list[int]:

@@ -11,16 +11,19 @@ of its stderr on screen and in the store, its whole output in a log beside the r
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from leaderboard.store import FaultRow, GameResult, SeatResult, Store
 from referee.hosting import sandbox
+from referee.hosting.launcher import BotLog
 from tests.leaderboard.test_tournament import sdk_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +45,7 @@ illegal_left = [1]
 def choose(self, view, legal):
     import pathlib, sys, time
     from referee.games.board.actions import ClaimRoute
-    print(f"thinking about {len(legal)} actions", flush=True)
+    print(f"thinking about {len(legal)} actions at turn {view.turn}", flush=True)
     print("\\x1b[31mred\\x1b[0m on stderr", file=sys.stderr, flush=True)
     if self.game.rejection:
         print(f"told {self.game.rejection[0]}", file=sys.stderr, flush=True)
@@ -133,6 +136,34 @@ def test_logs_hold_each_bots_lines_and_verbose_streams_them_prefixed(
         r"fault: turn 0, seat 0 chatty: answer rejected \(turn\.phase\): .+; asked again", fault
     )
     assert streamed.index(fault) < streamed.index("[0 chatty] told turn.phase")
+
+    # the record holds each line with the decision its bot was answering when it wrote it
+    data = json.loads(record.read_text())
+    thinking = 0
+    for entry in data["actions"]:
+        said = entry.get("lines", [])
+        if entry["seat"] == 1:
+            assert not any("thinking" in line for line in said)
+            continue
+        mine = [line for line in said if line.startswith("thinking about")]
+        assert mine and all(line.endswith(f" at turn {entry['turn']}") for line in mine), entry
+        thinking += len(mine)
+        assert said.count("\\x1b[31mred\\x1b[0m on stderr") == len(mine)  # escaped
+    assert thinking == decisions + 1
+    first = data["actions"][0]["lines"]  # since the game began: the start-up lines too
+    assert first[:2] == ["hello from stdout at start", "hello from stderr at start"]
+    assert "told turn.phase" in first and first.count("thinking about 4 actions at turn 0") == 2
+    if mode == "sandbox":
+        # at their step in `ttr replay show` and `ttr replay view`; never in another seat's
+        shown = ttr("replay", "show", str(record)).stdout.splitlines()
+        assert "  0:chatty > told turn.phase" in shown
+        assert shown.count("  0:chatty > thinking about 4 actions at turn 0") == 2
+        own = ttr("replay", "show", str(record), "--seat", "0").stdout
+        theirs = ttr("replay", "show", str(record), "--seat", "1").stdout
+        assert "0:chatty > thinking about" in own and "thinking" not in theirs
+        page = tmp_path / "seat1.html"
+        assert ttr("replay", "view", str(record), "--seat", "1", "--out", str(page)).returncode == 0
+        assert "thinking" not in page.read_text() and "hello from" not in page.read_text()
 
 
 def test_without_verbose_the_paths_and_every_fault_are_still_printed(tmp_path: Path) -> None:
@@ -261,6 +292,45 @@ def test_a_bot_that_crashes_at_start_is_left_out_with_its_stderr_shown_and_store
         assert len(said) == 2 and all("listening on" in text for text in said.values())
 
 
+def test_a_tournaments_records_hold_each_bots_lines_at_their_decisions(tmp_path: Path) -> None:
+    """The league's path (workers, a pool of bots kept across games): each game's record has
+    the lines written for each of its decisions, none from another game."""
+    talker = sdk_bot(
+        tmp_path / "talker",
+        "talker",
+        """
+        def choose(self, view, legal):
+            print(f"{self.game.game_id} turn {view.turn}", flush=True)
+            return 0
+        """,
+    )
+    db = tmp_path / "league.db"
+    done = ttr("tournament", "run", "--db", str(db), "--players", "2", talker, RANDOM)
+    assert done.returncode == 0, done.stderr
+    with Store(db) as store:
+        games = store.games()
+    assert len(games) == 2
+    for game in games:
+        assert game.record_path is not None
+        data = json.loads(Path(game.record_path).read_text())
+        seat = next(s.seat for s in game.seats if s.bot_id == 1)
+        for entry in data["actions"]:
+            said = entry.get("lines", [])
+            if entry["seat"] != seat:
+                assert not any(" turn " in line for line in said)
+                continue
+            [line] = [line for line in said if " turn " in line]
+            wire_id, _, turn = line.partition(" turn ")
+            assert int(turn) == entry["turn"] and wire_id
+        ids = {
+            line.partition(" turn ")[0]
+            for entry in data["actions"]
+            for line in entry.get("lines", [])
+            if " turn " in line
+        }
+        assert len(ids) == 1  # one game's lines: the game id it was sent, never another's
+
+
 def test_old_stores_gain_the_log_column_and_keep_their_games(tmp_path: Path) -> None:
     db = tmp_path / "league.db"
 
@@ -344,3 +414,78 @@ def test_a_long_line_split_across_pipe_reads_is_echoed_whole(tmp_path: Path) -> 
         log.close()
     assert shown[0].endswith("...[cut: 5000 chars]") and len(shown[0]) <= 1000
     assert shown[1] == "next"
+
+
+def _pipes_into(log: BotLog) -> tuple[int, int, IO[bytes], IO[bytes]]:
+    """A BotLog reading two fresh pipes: returns the write ends and the read files."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    out, err = open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)  # noqa: SIM115
+    log.attach(out, err)
+    return out_w, err_w, out, err
+
+
+def test_each_line_goes_with_the_answer_it_was_written_before() -> None:
+    """What a bot wrote before it answered is taken with that answer, however late the
+    reading thread wakes: 300 rounds of "write, then take" never see a line early, late or
+    twice, and a line not ended yet is taken as it stands."""
+    log = BotLog(1024 * 1024)
+    log.log_to(None)
+    out_w, err_w, out, err = _pipes_into(log)
+    try:
+        for i in range(300):
+            os.write(out_w, f"decision {i}\n".encode())
+            if i % 3 == 0:
+                os.write(err_w, f"err {i}\nno newline {i}".encode())
+            taken = log.take_lines()
+            want = [f"decision {i}"] + ([f"err {i}", f"no newline {i}"] if i % 3 == 0 else [])
+            assert sorted(taken) == sorted(want), (i, taken)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+        log.close()
+        out.close()
+        err.close()
+
+
+def test_the_record_keeps_a_bounded_escaped_share_of_the_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from referee.hosting import launcher
+
+    monkeypatch.setattr(launcher, "RECORD_LINES_CHARS", 100)
+    log = BotLog(1024 * 1024)
+    assert log.take_lines() == []  # not collecting before a game's log_to
+    log.log_to(None)
+    out_w, err_w, out, err = _pipes_into(log)
+    try:
+        os.write(out_w, b"\x1b[31mred\x1b[0m\r\n" + b"z" * 3000 + b"\n")
+        assert log.take_lines() == [
+            "\\x1b[31mred\\x1b[0m",  # a terminal code stays text
+            "[ttr: 1 more line(s) only in the log: the record keeps 100 characters of a "
+            "bot's output per game]",
+        ]
+        os.write(out_w, b"later\n")
+        assert log.take_lines() == []  # said once; the rest of the game is the log's
+        log.log_to(None)  # the next game starts afresh
+        monkeypatch.setattr(launcher, "RECORD_LINES_CHARS", 5000)
+        os.write(out_w, b"z" * 3000 + b"\n")
+        [long] = log.take_lines()
+        assert long.endswith("...[cut: 3000 chars]") and len(long) <= 1000
+        os.write(out_w, b"".join(b"line %02d..\n" % i for i in range(20)))
+        assert log.take_lines() == [f"line {i:02d}.." for i in range(20)]
+        log.log_to(None)
+        monkeypatch.setattr(launcher, "RECORD_LINES_CHARS", 100)
+        os.write(out_w, b"".join(b"line %02d...\n" % i for i in range(12)))
+        taken = log.take_lines()
+        assert taken[:10] == [f"line {i:02d}..." for i in range(10)]  # 10 x 10 chars fit in 100
+        assert taken[10:] == [
+            "[ttr: 2 more line(s) only in the log: the record keeps 100 characters of a "
+            "bot's output per game]"
+        ]
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+        log.close()
+        out.close()
+        err.close()

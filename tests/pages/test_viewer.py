@@ -451,3 +451,44 @@ def test_the_film_says_why_each_total_is_what_it_is(record: str, records: dict[s
         assert sum(p for _, p in d["completed"] + d["failed"]) in {
             p for w, p in d["parts"] if w.startswith("tickets")
         } | {sum(p for w, p in d["parts"] if w.startswith("tickets"))}
+
+
+def chatty_record(records: dict[str, Path], folder: Path) -> Path:
+    """The usa game with lines at every decision and after the end, as the referee records
+    what bots write (tests/cli/test_bot_logs.py plays real bots that write them)."""
+    data = load_record(records["usa"])
+    for entry in data["actions"]:
+        entry["lines"] = [f"seat {entry['seat']} at decision {entry['decision']}", HOSTILE]
+    data["end_lines"] = [["bye from 0"], ["bye from 1"]]
+    path = folder / "chatty.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_bots_lines_are_at_its_decision_and_only_in_its_own_seats_eyes(
+    records: dict[str, Path], tmp_path: Path
+) -> None:
+    from ttr_arena.pages.show import show
+
+    path = chatty_record(records, tmp_path)
+    data = load_record(path)
+    film = build_film(path)
+    last = len(film["steps"]) - 1
+    want = [
+        {"step": a["decision"] + 1, "seat": a["seat"], "lines": a["lines"]} for a in data["actions"]
+    ] + [{"step": last, "seat": s, "lines": [f"bye from {s}"]} for s in (0, 1)]
+    assert film["output"] == want
+    for seat in (0, 1):
+        assert build_film(path, seat)["output"] == [o for o in want if o["seat"] == seat]
+        page = render_html(path, seat=seat)
+        assert f"seat {1 - seat} at decision" not in page and f"bye from {1 - seat}" not in page
+        assert f"seat {seat} at decision" in page
+        text = "\n".join(show(path, seat=seat))
+        assert f"seat {1 - seat} at decision" not in text and f"bye from {1 - seat}" not in text
+        assert f"bye from {seat}" in text
+    whole = list(show(path))
+    first = data["actions"][0]
+    name = f"{first['seat']}:{data['seats'][first['seat']]['name']}"
+    at = whole.index(f"  {name} > seat {first['seat']} at decision 0")
+    assert whole[at + 1] == f"  {name} > {HOSTILE}"
+    assert whole[-2:] == ["after its last decision, 1:random2 wrote:", "  1:random2 > bye from 1"]

@@ -363,3 +363,31 @@ def test_a_seat_sees_its_own_tickets_as_they_go(games: dict[str, Game], page: Pa
         changed += bool(done)
     assert changed  # the game completes a ticket somewhere
     picture(page, "replay-seat-tickets")
+
+
+def test_a_bots_lines_show_at_their_step_as_text(
+    games: dict[str, Game], page: Page, tmp_path: Path
+) -> None:
+    from tests.pages.test_viewer import chatty_record
+
+    record = chatty_record({k: g.record for k, g in games.items()}, tmp_path)
+    path = tmp_path / "chatty.html"
+    path.write_text(render_html(record), encoding="utf-8")
+    data = load_record(record)
+    first = data["actions"][0]
+    name = f"{first['seat']}:{data['seats'][first['seat']]['name']}"
+    open_page(page, path, "#step=1&seat=truth")
+    shown = page.locator("#now-lines li.output").all_text_contents()
+    assert shown == [f"{name} > seat {first['seat']} at decision 0", f"{name} > {HOSTILE}"]
+    assert page.evaluate("document.title") != "owned" and page.locator("img").count() == 0
+    # in the game log, at each decision's entry
+    entry = page.locator('#log .entry[data-step="1"] .output').all_text_contents()
+    assert entry == shown
+    assert page.locator("#log .output").count() == 2 * len(data["actions"]) + 2
+    other = 1 - first["seat"]
+    page.select_option("#seat", str(other))  # another seat's eyes: never that bot's lines
+    assert page.locator("#now-lines li.output").count() == 0
+    assert (
+        page.locator("#log .output").count()
+        == 2 * sum(1 for a in data["actions"] if a["seat"] == other) + 1
+    )

@@ -40,8 +40,9 @@ SAMPLES = [str(ROOT / "sample_bots" / name) for name in ("random", "greedy", "pl
 #: answer took. Every other field -- the deal, every action and event, faults, scores -- must
 #: be the same.
 PER_RUN = {"game_id", "started_at", "finished_at", "seats/*/address", "actions/*/ms"}
-#: A bot entered by address (not by folder) is named by its address, without a version.
-ENTERED = {"seats/*/name", "seats/*/version"}
+#: A bot entered by address (not by folder) is named by its address, without a version, and
+#: its output is not the referee's to read (a folder's bot's first lines name its address).
+ENTERED = {"seats/*/name", "seats/*/version", "actions/*/lines"}
 
 
 def _differences(a: Any, b: Any, path: str = "") -> Iterator[str]:

@@ -285,6 +285,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 Clock(args.move_ms, args.bank_ms),
                 record_path=record,
                 diagnose=lambda seat: launched[seat].death(),
+                lines=lambda seat: launched[seat].take_lines(),
                 on_fault=lambda f, played: say(fault_line(f, seats[f.seat].name, played)),
             )
         except OSError as e:

@@ -310,7 +310,7 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
         load_record,
         start,
     )
-    from ttr_arena.pages.show import ShowError, default_line, seat_names
+    from ttr_arena.pages.show import ShowError, default_line, output_lines, seat_names
 
     try:
         data = load_record(args.record)
@@ -355,12 +355,17 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
                 if args.timeout is None
                 else f"asking {bot.name} at {bot.address}"
             )
+            bot.log_to(None)  # from here on its lines are this decision's (none: an address)
             answer = ask(asked, bot.address, args.timeout)
+            wrote = bot.take_lines()
     except LaunchError as e:
         raise UserError(str(e)) from None
     except AskError as e:
         raise UserError(f"{args.bot}: {e}") from None
     reply, verdict = answer.reply, answer.verdict
+    if wrote:
+        print("the bot wrote:")
+        print("\n".join(output_lines(wrote, "> ")))
     if reply is not None and reply.WhichOneof("answer") == "legal_action_index":
         said = f"legal_action_index {reply.legal_action_index}"
     elif reply is not None and reply.WhichOneof("answer") == "action":
@@ -378,6 +383,9 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
     print(
         f"recorded: {played}" + (f" ({default_line(str(default), names[seat])})" if default else "")
     )
+    if recorded.get("lines"):
+        print("it wrote in the game:")
+        print("\n".join(output_lines(recorded["lines"], "> ")))
     same = verdict.accepted and verdict.action == asked.step.action
     print("same as recorded" if same else "differs from the record")
     return 0 if verdict.accepted else 1

@@ -4,11 +4,13 @@ The record is replayed through the engine (referee/replay.py), so every state is
 engine's own. Two readings:
 
 * the whole game (the referee's eye): every event in full, the face-up row and the running
-  scores at each turn, every fault with the rule and message its bot was sent;
+  scores at each turn, every fault with the rule and message its bot was sent, and at each
+  decision the lines its bot wrote while deciding (the record's ``lines``);
 * one seat (``seat=N``): exactly what that seat was given. Its situation at each of its
   decisions is its family's ``view(state, N)`` (the function that builds the bot's request),
   the other seats' moves are the events as ``project(event, N)`` passes them to it, and only
-  its own faults are shown (it was told of those). Of a state itself, that mode reads only
+  its own faults and its own bot's lines are shown (it was told of those; it wrote these).
+  Of a state itself, that mode reads only
   what every seat is told (whose decision it is, the turn, whether the game is over), so
   nothing hidden from the seat can appear (tests/pages/test_replay_show.py changes the other seats'
   secrets and checks that the output does not change).
@@ -181,6 +183,12 @@ def _lines(
     for f in faults.get(-1, []):
         if f.get("kind") != "start_game":
             yield fault_line(f, who(f))
+    end_lines = data.get("end_lines")
+    if isinstance(end_lines, list):
+        for i, lines in enumerate(end_lines):
+            if lines and (seat is None or i == seat):
+                yield f"after its last decision, {describe.seat(i)} wrote:"
+                yield from output_lines(lines, f"{describe.seat(i)} > ")
 
 
 def _decision(
@@ -212,3 +220,14 @@ def _decision(
     default = step.entry.get("default")
     if default and (seat is None or actor == seat):
         yield f"  {default_line(str(default), name)}"
+    if seat is None or actor == seat:
+        yield from output_lines(step.entry.get("lines"), f"{name} > ")
+
+
+def output_lines(lines: Any, prefix: str) -> Iterator[str]:
+    """What a bot wrote for one decision (the record's ``lines``, bounded and escaped by the
+    referee), indented, each after ``prefix``. Escaped again here: a record is a file anyone
+    may have edited, and what reaches a terminal must not move its cursor."""
+    if isinstance(lines, list):
+        for line in lines:
+            yield f"  {prefix}{printable(str(line))}"

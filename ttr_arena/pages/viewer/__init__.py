@@ -34,6 +34,7 @@ from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
+from referee.games.protocol import printable
 from referee.games.registry import AnyFamily
 from referee.replay import Diverged, load_record, replay, start, verify
 from ttr_arena.pages import show
@@ -355,6 +356,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         raise ShowError(f"{path}: the record ends before the game does")
 
     faults = _faults(data, describe, len(steps) - 1, eyes if seat is not None else None)
+    output = _output(data, len(steps) - 1, eyes if seat is not None else None)
     difference = verify(path)
     film: dict[str, Json] = {
         "format": FILM_FORMAT,
@@ -375,6 +377,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         "lines": lines.table,
         "log": log,
         "faults": faults,
+        "output": output,
         "public": public,
         "own": {str(s): own[s] for s in eyes},
         "progress": progress,
@@ -441,6 +444,32 @@ def _faults(
             )
     out.sort(key=lambda f: f["step"])  # stable: the record's order within a step
     return [f for f in out if only is None or f["seat"] in only]
+
+
+def _output(
+    data: dict[str, Json], last_step: int, only: Sequence[int] | None
+) -> list[dict[str, Json]]:
+    """What each bot wrote, at the step of the decision it was answering (the record's
+    ``lines``; ``end_lines`` at the last step), as ``{"step", "seat", "lines"}``; with
+    ``only``, those seats' alone: a seat's file never holds another bot's output. The page
+    sets each line with ``textContent``, and :func:`~referee.games.protocol.printable` escapes
+    again what a hand-edited record might hold."""
+    out: list[dict[str, Json]] = []
+
+    def add(step: int, who: Any, lines: Any) -> None:
+        if not isinstance(who, int) or not isinstance(lines, list) or not lines:
+            return
+        if only is None or who in only:
+            out.append({"step": step, "seat": who, "lines": [printable(str(x)) for x in lines]})
+
+    for number, entry in enumerate(data["actions"]):
+        if isinstance(entry, dict):
+            add(number + 1, entry.get("seat"), entry.get("lines"))
+    end_lines = data.get("end_lines")
+    if isinstance(end_lines, list):
+        for who, lines in enumerate(end_lines):
+            add(last_step, who, lines)
+    return out
 
 
 #: The page's fixed markup (made here, never from data: every name, event and fault is set

@@ -338,9 +338,16 @@
     return film.log[persp][k].map(function (i) { return film.lines[i]; });
   }
   var faultsAt = {};
+  var outputAt = {};  // step -> the lines bots wrote for that decision, "name > line"
   function indexFaults() {
     faultsAt = {};
     faultsShown().forEach(function (f) { (faultsAt[f.step] = faultsAt[f.step] || []).push(f); });
+    outputAt = {};
+    (film.output || []).forEach(function (o) {
+      if (persp !== "truth" && String(o.seat) !== persp) return;
+      var at = outputAt[o.step] = outputAt[o.step] || [];
+      o.lines.forEach(function (line) { at.push(seatName(o.seat) + " > " + line); });
+    });
   }
   function drawNow(k) {
     $("now-head").textContent = stepHead(k);
@@ -348,6 +355,7 @@
     // a decision's faults came before the move it ended with (show.py prints them so too)
     (faultsAt[k] || []).forEach(function (f) { list.appendChild(text("li", f.text, {"class": "fault"})); });
     stepLines(k).forEach(function (line) { list.appendChild(text("li", line)); });
+    (outputAt[k] || []).forEach(function (line) { list.appendChild(text("li", line, {"class": "output"})); });
     if (!list.firstChild) list.appendChild(text("li", "(nothing this seat was told)", {"class": "muted"}));
   }
   var logNodes = [];
@@ -363,6 +371,9 @@
         entry.classList.add("has-fault");
       });
       stepLines(k).forEach(function (line) { entry.appendChild(text("div", line, {"class": "entry-line"})); });
+      (outputAt[k] || []).forEach(function (line) {
+        entry.appendChild(text("div", line, {"class": "entry-line output"}));
+      });
       logNodes.push(entry);
       frag.appendChild(entry);
     }
