@@ -550,8 +550,11 @@ class BotLog:
             self._tail_bytes += len(self._tail[-1])
             while self._tail_bytes > _STDERR_TAIL_BYTES and len(self._tail) > 1:
                 self._tail_bytes -= len(self._tail.popleft())
-        if self._echo is not None or self._lines is not None:
+        if self._echo is not None or (self._lines is not None and not self._lines_cut):
             self._split(chunk, stream)
+        elif self._lines_cut and self._line_chars <= RECORD_LINES_CHARS:
+            # past the record's share, lines are only counted: a flood costs no splitting
+            self._lines_cut += chunk.count(b"\n")
         if self._early is not None:
             room = self.limit - len(self._early)
             self._early += chunk[: max(room, 0)]

@@ -39,6 +39,7 @@ import pytest
 
 from leaderboard.store import Store
 from referee.games.board import load_ruleset
+from referee.games.protocol import ECHO_LINE_CHARS, RECORD_LINES_CHARS
 from referee.hosting.launcher import LaunchedBot, launch
 from referee.hosting.sandbox import Limits, SandboxConfig, unavailable_reason
 from referee.match import Clock, MatchResult, SeatBot, play_match
@@ -651,6 +652,14 @@ def test_cli_log_flood_is_capped_per_seat(arena: Arena) -> None:
     flood = files[1].read_text()
     assert files[1].stat().st_size <= LIMITS.log_kb * 1024 + 200
     assert "[ttr: log truncated:" in flood
+    # the record keeps its bounded share of the flood, then says how much more there was
+    record = json.loads(Path(summary["record"]).read_text())
+    said = [line for a in record["actions"] if a["seat"] == 1 for line in a.get("lines", [])]
+    said += record.get("end_lines", [[], []])[1]
+    assert sum(len(line) for line in said[:-1]) <= RECORD_LINES_CHARS
+    assert all(len(line) <= ECHO_LINE_CHARS for line in said)
+    note = re.fullmatch(r"\[ttr: (\d+) more line\(s\) only in the log: .*\]", said[-1])
+    assert note is not None and int(note.group(1)) > 100_000  # 200 MB of 1 KB lines
     assert gone(marker) == {}
 
 

@@ -4,6 +4,7 @@ loopback port by a real uvicorn server."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,12 @@ def league_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records = folder / "records"
     records.mkdir()
     record = play(records / f"{GAME}.json", "usa", 2, 7, names=["ann-bot", HOSTILE])
+    # what the bots wrote, as the referee records it beside their decisions: as private as
+    # their logs
+    data = json.loads(record.read_text())
+    for entry in data["actions"]:
+        entry["lines"] = [f"seat {entry['seat']} private thoughts"]
+    record.write_text(json.dumps(data))
     logs = []
     for seat in (0, 1):
         log = records / f"{GAME}-seat{seat}.log"

@@ -49,6 +49,7 @@ def test_the_league_and_replays_are_public_and_no_log_is(served: Served) -> None
 
         replay = client.get(f"/games/{GAME}.html")
         assert replay.status_code == 200 and "<html" in replay.text
+        assert "private thoughts" not in replay.text  # the record's lines are the logs'
 
         for target in (
             f"/games/{GAME}/seat0.log",

@@ -55,8 +55,9 @@ class LeagueSite:
     """What the server answers, apart from HTTP: the page, its data and the replays of one
     results store. Thread-safe; the data is recomputed only when the store has changed
     (:meth:`Store.revision`), so many open pages polling cost one computation per game.
-    ``logs=False``: the data names no seat logs (the competition server's public page; its
-    authors see their own bots' logs on their own pages)."""
+    ``logs=False``: the data names no seat logs and the replays hold none of the lines bots
+    wrote (the competition server's public page; its authors see their own bots' logs on
+    their own pages)."""
 
     def __init__(
         self, db: Path, *, refresh_s: float = REFRESH_S, recent: int = RECENT, logs: bool = True
@@ -121,7 +122,7 @@ class LeagueSite:
             if cached is not None and cached[0] == key:
                 self._replays.move_to_end(game_id)
                 return cached[1]
-        body = render_replay(path).encode()
+        body = render_replay(path, output=self.logs).encode()
         with self._replay_lock:
             self._replays[game_id] = (key, body)
             self._replays.move_to_end(game_id)
@@ -137,8 +138,9 @@ class LeagueSite:
             raise NotFound(f"game {game_id}: log unreadable ({e.strerror or e})") from None
 
 
-def render_replay(path: Path) -> str:
-    """A record's replay page (ttr_arena.pages.viewer), or NotFound saying why there is none."""
+def render_replay(path: Path, *, output: bool) -> str:
+    """A record's replay page (ttr_arena.pages.viewer), or NotFound saying why there is none;
+    with the lines the bots wrote only where their logs are public too (``output``)."""
     try:
         from ttr_arena.pages.viewer import render_html
     except ImportError:
@@ -149,7 +151,7 @@ def render_replay(path: Path) -> str:
     from ttr_arena.pages.show import ShowError
 
     try:
-        return render_html(path)
+        return render_html(path, output=output)
     except (RecordError, ShowError, OSError) as e:
         raise NotFound(f"this game's record cannot be replayed: {e}") from None
 

@@ -97,7 +97,7 @@ def export(db: Path, out: Path, *, recent: int = RECENT, logs: bool = False) -> 
             try:
                 if record is None:
                     raise NotFound("its record file is gone")
-                write(game["replay"], render_replay(record).encode())
+                write(game["replay"], render_replay(record, output=logs).encode())
                 result.replays += 1
             except NotFound as e:
                 game["replay"], game["replay_error"] = None, str(e)

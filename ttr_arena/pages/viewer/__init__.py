@@ -272,9 +272,12 @@ def _outcome(family: AnyFamily, ruleset: Any, state: Any, names: Sequence[str]) 
     }
 
 
-def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
+def build_film(
+    path: str | Path, seat: int | None = None, *, output: bool = True
+) -> dict[str, Json]:
     """Everything the page shows, made by replaying the record through the engine: all
-    perspectives (the truth and every seat), or with ``seat`` only that seat's. Raises
+    perspectives (the truth and every seat), or with ``seat`` only that seat's; the lines
+    the bots wrote unless ``output`` is false (a public page whose logs are private). Raises
     :class:`~referee.replay.RecordError` for a file that is no record and
     :class:`~ttr_arena.pages.show.ShowError` for a seat the game lacks or a record that cannot be
     replayed to its end, each with a one-line message."""
@@ -356,7 +359,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         raise ShowError(f"{path}: the record ends before the game does")
 
     faults = _faults(data, describe, len(steps) - 1, eyes if seat is not None else None)
-    output = _output(data, len(steps) - 1, eyes if seat is not None else None)
+    shown = _output(data, len(steps) - 1, eyes if seat is not None else None) if output else []
     difference = verify(path)
     film: dict[str, Json] = {
         "format": FILM_FORMAT,
@@ -377,7 +380,7 @@ def build_film(path: str | Path, seat: int | None = None) -> dict[str, Json]:
         "lines": lines.table,
         "log": log,
         "faults": faults,
-        "output": output,
+        "output": shown,
         "public": public,
         "own": {str(s): own[s] for s in eyes},
         "progress": progress,
@@ -514,10 +517,10 @@ _BODY = """
 """
 
 
-def render_html(path: str | Path, seat: int | None = None) -> str:
+def render_html(path: str | Path, seat: int | None = None, *, output: bool = True) -> str:
     """The whole HTML document of ``ttr replay view`` for a record (see :func:`build_film`
-    for ``seat`` and the errors)."""
-    film = build_film(path, seat)
+    for ``seat``, ``output`` and the errors)."""
+    film = build_film(path, seat, output=output)
     who = ", ".join(film["names"])
     mode = "" if seat is None else f", as seen by seat {seat}"
     return html_page(
