@@ -187,6 +187,9 @@ class _SpyPool(BotPool):
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
         pass
 
+    def take_lines(self, path: str, copy: int = 0) -> list[str]:
+        return []
+
     def trim(self, seated: Sequence[tuple[str, int]]) -> None:
         pass
 
