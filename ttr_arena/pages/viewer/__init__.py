@@ -527,6 +527,6 @@ def render_html(path: str | Path, seat: int | None = None, *, output: bool = Tru
         f"{film['title']}: {who}{mode}",
         _BODY,
         data=film,
-        scripts=(asset("viewer.js", "ttr_arena.pages.viewer"),),
+        scripts=(asset("board.js"), asset("viewer.js", "ttr_arena.pages.viewer")),
         styles=(asset("viewer.css", "ttr_arena.pages.viewer"),),
     )
