@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from referee.games.registry import AnyRuleset, family_of, variants
 from ttr_arena.cli.options import (
+    BANK_MS,
+    MOVE_MS,
     Subcommands,
     Undo,
     UserError,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from referee.hosting.launcher import LaunchedBot
     from referee.hosting.sandbox import SandboxConfig
     from referee.match import MatchResult, SeatBot
+    from ttr_arena.pages.human import HumanHost
 
 
 def register(sub: Subcommands) -> None:
@@ -179,15 +182,32 @@ def _add_play(sub: Subcommands) -> None:
         description=(
             "Start each bot (a folder with a bot.toml) or connect to it (host:port), play one "
             "game with clocks and the fault policy, print the results and write the game "
-            "record."
+            "record. With --human (or a BOT given as the word human) you play that seat "
+            "yourself, in the browser."
         ),
     )
     p.add_argument(
         "bots",
-        nargs="+",
+        nargs="*",
         metavar="BOT",
         help="a bot folder, host:port, or a sample bot by name: random, greedy, planner (a "
-        "folder of that name in the current directory wins) (2-5)",
+        "folder of that name in the current directory wins); the word human: you (2-5)",
+    )
+    p.add_argument(
+        "--human",
+        nargs="?",
+        const="0",
+        default=None,
+        metavar="SEAT",
+        help="play seat SEAT yourself (default 0) against the BOTs, in your browser: a page on "
+        "127.0.0.1 with a secret address, printed and opened. Without --move-ms and --bank-ms "
+        f"the game's clock is then the largest allowed ({MOVE_MS[1]} ms a move, "
+        f"{BANK_MS[1]} ms of bank), for every seat: the referee has one clock per game",
+    )
+    p.add_argument(
+        "--no-open",
+        action="store_true",
+        help="with a human seat: only print the page's address, open no browser",
     )
     p.add_argument(
         "--variant",
@@ -231,7 +251,37 @@ def _add_play(sub: Subcommands) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_clock_options(p)
-    p.set_defaults(func=cmd_play)
+    # None: not given (a human's game then takes the largest clock; bots' games the usual)
+    p.set_defaults(func=cmd_play, move_ms=None, bank_ms=None)
+
+
+#: The word that seats the human (``ttr play mybot human``); a folder of that name is
+#: given as ``./human``.
+HUMAN = "human"
+
+
+def _seat_human(args: argparse.Namespace) -> int | None:
+    """Where the human sits: ``--human SEAT`` puts the word ``human`` at SEAT of the BOT list
+    (``--human BOT...`` without a number: seat 0, and BOT is the first bot); or the word
+    among the BOTs. None: no human."""
+    given = [i for i, b in enumerate(args.bots) if b == HUMAN]
+    if args.human is not None:
+        if given:
+            raise UserError("--human and a BOT named human: give the human seat once")
+        if args.human.isdigit():
+            seat = int(args.human)
+        else:  # `--human mybot`: argparse took the first bot for SEAT
+            args.bots.insert(0, args.human)
+            seat = 0
+        if seat > len(args.bots):
+            raise UserError(
+                f"--human {seat}: with {len(args.bots)} bot(s) the seats are 0-{len(args.bots)}"
+            )
+        args.bots.insert(seat, HUMAN)
+        return seat
+    if len(given) > 1:
+        raise UserError("one human seat per game: the word human is given more than once")
+    return given[0] if given else None
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -239,12 +289,18 @@ def cmd_play(args: argparse.Namespace) -> int:
     from referee.hosting.launcher import launch, resolve_bot
     from referee.match import Clock, SeatBot, fault_line, play_match
 
-    args.bots = [resolve_bot(b) for b in args.bots]
+    human = args.human_seat = _seat_human(args)
+    args.bots = [b if i == human else resolve_bot(b) for i, b in enumerate(args.bots)]
 
     ruleset = load_ruleset(args.variant)
     low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
     if not low <= len(args.bots) <= high:
-        raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
+        who = "seats" if human is not None else "bots"
+        raise UserError(f"{ruleset.name} is for {low}-{high} {who}, not {len(args.bots)}")
+    if args.move_ms is None:
+        args.move_ms = MOVE_MS[1] if human is not None else 1000
+    if args.bank_ms is None:
+        args.bank_ms = BANK_MS[1] if human is not None else 60000
     sandbox = sandbox_of(args)
     seed, key_file = _game_seed(args.seed, sandbox, args.bots)
     record = args.record
@@ -260,8 +316,15 @@ def cmd_play(args: argparse.Namespace) -> int:
         undo = stack.push(Undo(record.parent, logs))
         seats: list[SeatBot] = []
         launched: list[LaunchedBot] = []
+        host = None if human is None else _human_host(args, record, stack)
         try:
             for spec in args.bots:
+                if host is not None and len(seats) == human:
+                    # the human's seat: a bot served in this process, entered by its address
+                    bot = stack.enter_context(launch(host.address, startup_s=args.startup_s))
+                    seats.append(SeatBot(HUMAN, "", bot.address))
+                    launched.append(bot)
+                    continue
                 bot = launch(spec, startup_s=args.startup_s, sandbox=sandbox)
                 # a bot whose bot.toml declares other variants is refused before anything starts
                 refusal = bot.config.refusal(ruleset.name) if bot.config is not None else None
@@ -277,6 +340,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         except LaunchError as e:
             raise UserError(str(e)) from None
         undo.armed = False
+        if host is not None:
+            host.table.names = [s.name for s in seats]
         try:
             result = play_match(
                 ruleset,
@@ -290,8 +355,39 @@ def cmd_play(args: argparse.Namespace) -> int:
             )
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
+        if host is not None and host.table.seen:
+            from ttr_arena.pages.human import wait_seen
+
+            wait_seen(host.table, END_SHOWN_S)  # the final scores reach the page
     _print_play(args, ruleset, seed, key_file, record, result, seats, launched)
     return 0
+
+
+#: After a human's game, how long ``ttr play`` waits for the page to fetch the end.
+END_SHOWN_S = 10.0
+
+
+def _human_host(args: argparse.Namespace, record: Path, stack: ExitStack) -> HumanHost:
+    """The human's seat and its page, for the length of the game (``stack``): the address
+    is printed (on stderr with --json) and, without --no-open, opened in the browser."""
+    import webbrowser  # here: only a human's game opens a browser
+
+    from ttr_arena.pages.human import hosting
+
+    try:
+        host = stack.enter_context(hosting([], record))
+    except OSError as e:
+        raise UserError(f"cannot serve the human seat's page: {e}") from None
+    out = sys.stderr if args.json else sys.stdout
+    print(f"your seat's page: {host.url}", file=out, flush=True)
+    if not args.no_open:
+        try:
+            opened = webbrowser.open(host.url)
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            say(f"no browser could be opened; open {host.url} yourself")
+    return host
 
 
 def _game_seed(
@@ -391,6 +487,8 @@ def _print_play(
             print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
     for i, bot in enumerate(launched):
         where = bot.log_path or "none (a bot entered by address keeps its own output)"
+        if i == getattr(args, "human_seat", None):
+            where = "none (the human seat)"
         print(f"log: {names[i]}: {where}")
     print(f"record: {record}")
 
