@@ -82,10 +82,11 @@ def start(tmp_path: Path, variant: str, seed: int, seat: int = 0) -> tuple[Any, 
     return proc, line.split(": ", 1)[1].strip(), record
 
 
-def choose(page: Page, reading: dict[str, Any]) -> None:
+def choose(page: Page, reading: dict[str, Any], picture: str = "") -> bool:
     """Click one of the moves the quickest way through the game: a claim of the longest route
     (on the board, then its first payment), a placement, else the deck, the row, the fewest
-    tickets; each through the page's own controls."""
+    tickets; each through the page's own controls. With ``picture``, a claim's payments are
+    saved as that screenshot first (True: taken)."""
     moves = reading["moves"]
     kinds = [m[1].split("{")[0] for m in moves]
     if "ClaimRoute" in kinds:
@@ -97,7 +98,11 @@ def choose(page: Page, reading: dict[str, Any]) -> None:
         assert sorted(r for r, _ in lengths) == sorted({c["route"] for c in claims})
         route = max(lengths, key=lambda x: (x[1], -x[0]))[0]
         page.dispatch_event(f'#board .route[data-route="{route}"]', "click")
+        if picture:
+            page.evaluate("window.scrollTo(0, 0)")
+            screenshot(page, picture)
         page.click(f'#payments button.pay[data-route="{route}"] >> nth=0')
+        return bool(picture)
     elif "PlaceSuit" in kinds or "PlaceMix" in kinds:
         page.click("#placements button.place >> nth=0")
     elif "KeepTickets" in kinds:
@@ -114,10 +119,11 @@ def choose(page: Page, reading: dict[str, Any]) -> None:
         page.click("#row [data-action] >> nth=0")
     else:
         page.click("#move-list button >> nth=0")
+    return False
 
 
 def play_through(
-    page: Page, tmp_path: Path, variant: str, seed: int, *, illegal: bool = False
+    page: Page, tmp_path: Path, variant: str, seed: int, *, illegal: bool = False, picture: str = ""
 ) -> Played:
     proc, url, record = start(tmp_path, variant, seed)
     bodies: list[str] = []
@@ -137,6 +143,9 @@ def play_through(
     readings: list[dict[str, Any]] = []
     try:
         page.goto(url)
+        # no clock given: a human's game takes the largest (MOVE_MS, BANK_MS)
+        page.wait_for_function("() => document.getElementById('meta').textContent !== ''")
+        assert "clock: 600 s a move, 3600 s of bank" in page.inner_text("#meta")
         last = 0
         while True:
             page.wait_for_function(
@@ -156,7 +165,8 @@ def play_through(
                     "() => document.getElementById('error').textContent"
                     ".includes('no legal action 999')"
                 )
-            choose(page, reading)
+            if choose(page, reading, picture if len(readings) >= 20 else ""):
+                picture = ""
             last = reading["decision"]
         assert page.inner_text("#record").endswith(str(record))
         assert page.query_selector_all("#final table.outcome tr[data-seat]")
@@ -238,5 +248,9 @@ def check(played: Played) -> None:
 def test_a_whole_game_through_the_page_shows_the_seat_its_view_and_no_more(
     page: Page, tmp_path: Path, variant: str, seed: int
 ) -> None:
-    played = play_through(page, tmp_path, variant, seed, illegal=variant == "usa")
+    usa = variant == "usa"
+    # the README's picture (docs/img/human-play.png is a copy): a claim's payments on offer
+    played = play_through(
+        page, tmp_path, variant, seed, illegal=usa, picture="human-play" if usa else ""
+    )
     check(played)

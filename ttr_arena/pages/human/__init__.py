@@ -266,14 +266,19 @@ class Table:
                     return None
                 self._cond.wait(left)
 
-    def finish(self, outcome: Any, events: Sequence[Any]) -> None:
-        """EndGame: the final scores, every seat's tickets revealed (public now)."""
+    def finish(self, outcome: Any, events: Sequence[Any], view: Any = None) -> None:
+        """EndGame: the final scores, every seat's tickets revealed (public now), and the
+        seat's view of the finished game."""
         family, ruleset = self._family, self._ruleset
         columns = family.columns(ruleset)
         rows = sorted(outcome.seats, key=lambda s: (s.rank, s.seat))
         details = score_details(ruleset, outcome)
         with self._cond:
             self._tell(events)
+            if view is not None:
+                self._view = dataclasses.asdict(view)
+                done, not_yet = tickets_so_far(ruleset, view)
+                self._progress = [done, not_yet]
             for d in details:
                 self._name_tickets([t for t, _ in [*d["completed"], *d["failed"]]])
             names = self._game["names"] if self._game else []
@@ -387,7 +392,7 @@ class HumanSeat(Bot):
         return 0 if answer is None else answer
 
     def on_end(self, outcome: Any) -> None:
-        self.table.finish(outcome, self.game.new_events)
+        self.table.finish(outcome, self.game.new_events, self.game.final_view)
 
 
 # the page ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
   var version = 0;
   var board = null;
   var chosenRoute = -1;  // the route whose payments are shown
+  var claimsOpen = false;  // the list of claimable routes unfolded
   var sending = false;
   var errors = 0;
 
@@ -307,7 +308,7 @@
     var words = (game.family === "card" && CARD_PROMPTS[st.view.phase]) || PROMPTS[st.view.phase] || st.view.phase;
     prompt.textContent = words;
     if (st.clock) {
-      clock.textContent = "Time: " + st.clock[0] / 1000 + " s for this move, then " +
+      clock.textContent = "Time: " + Math.round(st.clock[0] / 1000) + " s for this move, then " +
         Math.round(st.clock[1] / 1000) + " s left in your bank.";
     }
     if (st.rejection) {
@@ -329,8 +330,12 @@
           pay.appendChild(cancel);
           choice.appendChild(pay);
         }
-        var list = text("div", null, {"class": "claimable-list", id: "claimable"});
-        list.appendChild(text("span", "Routes you can claim (or click one on the board): ", {"class": "label"}));
+        var list = text("details", null, {"class": "claimable-list", id: "claimable"});
+        var count = Object.keys(routes).length;
+        list.appendChild(text("summary", "Click a dashed route on the board to claim it, or pick one of the " +
+          plural(count, "route") + " you can claim here", {"class": "label"}));
+        if (claimsOpen) list.setAttribute("open", "");
+        list.addEventListener("toggle", function () { claimsOpen = list.open; });
         Object.keys(routes).forEach(function (r) {
           var b = text("button", game.board.routes[+r][5], {type: "button", "class": "route-pick", "data-route": r});
           b.disabled = sending;
