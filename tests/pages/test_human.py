@@ -21,7 +21,7 @@ from referee.games.registry import family_of, load
 from sdk.bot import Game
 from ttr_arena.cli.options import UserError
 from ttr_arena.cli.play import _seat_human
-from ttr_arena.pages.human import PAGE_POLICY, HumanHost, Table, hosting
+from ttr_arena.pages.human import PAGE_POLICY, HumanHost, HumanSeat, Table, hosting
 
 
 def fetch(url: str, body: Any = None, content_type: str = "application/json") -> tuple[int, str]:
@@ -135,6 +135,32 @@ def test_a_decision_whose_time_runs_out_is_given_up_and_the_page_told() -> None:
     state = table.state(0, False, 0)
     assert state["decision"] is None and state["missed"] == 1
     assert table.answer(number, 0) is not None  # too late: refused
+
+
+def test_the_seat_plays_its_own_game_only() -> None:
+    """Another process that finds the seat's port cannot start a game of its own on the
+    page: a StartGame for another game id, or another seat, is refused."""
+    ruleset = load("usa")
+    table = Table(["human", "random"])
+    seat = HumanSeat(table, "the-game", 1)
+    for game_id, at in (("another", 1), ("the-game", 0)):
+        with pytest.raises(ValueError, match="another game"):
+            seat.on_start(Game(game_id, ruleset.ident, at, 2, ruleset, 1000, 60000))
+        assert not table.state(-1, True, 0)["started"]
+    seat.on_start(Game("the-game", ruleset.ident, 1, 2, ruleset, 1000, 60000))
+    assert table.state(-1, True, 0)["game"]["seat"] == 1
+
+
+def test_a_rejection_by_the_referee_reaches_the_page() -> None:
+    table = Table(["human", "random"])
+    ruleset = load("usa")
+    family = family_of(ruleset)
+    state = family.new_game(ruleset, 2, 7)
+    table.start(Game("g", ruleset.ident, 0, 2, ruleset, 1000, 60000, family=family.name))
+    why = ("answer.index", "index 99: there are 4 legal actions")
+    table.ask(family.view(state, 0), family.legal_actions(state), (), why, (1000, 500))
+    sent = table.state(0, False, 0)
+    assert sent["rejection"] == list(why) and sent["clock"] == [1000, 500]
 
 
 def test_the_page_is_sent_only_the_tickets_it_was_shown() -> None:

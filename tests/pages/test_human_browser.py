@@ -123,9 +123,16 @@ def choose(page: Page, reading: dict[str, Any], picture: str = "") -> bool:
 
 
 def play_through(
-    page: Page, tmp_path: Path, variant: str, seed: int, *, illegal: bool = False, picture: str = ""
+    page: Page,
+    tmp_path: Path,
+    variant: str,
+    seed: int,
+    seat: int,
+    *,
+    illegal: bool = False,
+    picture: str = "",
 ) -> Played:
-    proc, url, record = start(tmp_path, variant, seed)
+    proc, url, record = start(tmp_path, variant, seed, seat)
     bodies: list[str] = []
     over = [False]
 
@@ -177,7 +184,8 @@ def play_through(
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, out + err
     assert f"record: {record}" in out
-    return Played(record, readings, bodies, 0)
+    assert f"{seat}:human" in out
+    return Played(record, readings, bodies, seat)
 
 
 def check(played: Played) -> None:
@@ -244,13 +252,15 @@ def check(played: Played) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize(("variant", "seed"), [("usa", 5), ("newyork", 2), ("cardgame", 3)])
+@pytest.mark.parametrize(
+    ("variant", "seed", "seat"), [("usa", 5, 0), ("newyork", 2, 1), ("cardgame", 3, 0)]
+)
 def test_a_whole_game_through_the_page_shows_the_seat_its_view_and_no_more(
-    page: Page, tmp_path: Path, variant: str, seed: int
+    page: Page, tmp_path: Path, variant: str, seed: int, seat: int
 ) -> None:
     usa = variant == "usa"
     # the README's picture (docs/img/human-play.png is a copy): a claim's payments on offer
     played = play_through(
-        page, tmp_path, variant, seed, illegal=usa, picture="human-play" if usa else ""
+        page, tmp_path, variant, seed, seat, illegal=usa, picture="human-play" if usa else ""
     )
     check(played)

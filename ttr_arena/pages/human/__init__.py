@@ -376,22 +376,38 @@ class Table:
 class HumanSeat(Bot):
     """The human's seat, served like any bot: each decision is put on the :class:`Table` and
     answered by the page. Where the referee's deadline (move limit + bank left) passes first,
-    ``choose`` gives up (the referee has played the safe default) and the page says so."""
+    ``choose`` gives up (the referee has played the safe default) and the page says so.
 
-    def __init__(self, table: Table) -> None:
+    It plays one game, ``game_id`` (chosen by ``ttr play`` and sent only to this game's
+    bots, which the sandbox keeps off the network), at ``seat``: a request for any other game
+    or seat is refused before it reaches the table, so another local process that finds the
+    seat's loopback port cannot put a decision or a game of its own on the page."""
+
+    def __init__(self, table: Table, game_id: str = "", seat: int | None = None) -> None:
         self.table = table
+        self.game_id = game_id
+        self.seat = seat
+
+    def _check(self, game: Game) -> None:
+        if (self.game_id and game.game_id != self.game_id) or (
+            self.seat is not None and game.seat != self.seat
+        ):
+            raise ValueError("this seat plays another game")
 
     def on_start(self, game: Game) -> None:
+        self._check(game)
         self.table.start(game)
 
     def choose(self, view: Any, legal: Sequence[Any]) -> int:
         game = self.game
+        self._check(game)
         number = self.table.ask(view, legal, game.new_events, game.rejection, game.clock)
         move_ms, bank_ms = game.clock
         answer = self.table.wait_answer(number, (move_ms + bank_ms) / 1000 + GRACE_S)
         return 0 if answer is None else answer
 
     def on_end(self, outcome: Any) -> None:
+        self._check(self.game)
         self.table.finish(outcome, self.game.new_events, self.game.final_view)
 
 
@@ -547,10 +563,15 @@ class HumanHost:
 
 @contextlib.contextmanager
 def hosting(
-    names: Sequence[str], record: str | Path = "", timeout_s: float = 30.0
+    names: Sequence[str],
+    record: str | Path = "",
+    game_id: str = "",
+    seat: int | None = None,
+    timeout_s: float = 30.0,
 ) -> Iterator[HumanHost]:
     """The human seat and its page, served on 127.0.0.1 at free ports, until the block ends.
-    ``names`` are the seats' names as the page shows them (the human's included)."""
+    ``names`` are the seats' names as the page shows them (the human's included); with
+    ``game_id`` and ``seat`` it plays that game's seat only (:class:`HumanSeat`)."""
     table = Table(names, str(record))
     key = secrets.token_urlsafe(24)
     config = uvicorn.Config(
@@ -574,7 +595,7 @@ def hosting(
             server.should_exit = True
             raise OSError("the page's web server did not start")
         time.sleep(0.01)
-    bot = start_server(HumanSeat(table), "127.0.0.1:0")
+    bot = start_server(HumanSeat(table, game_id, seat), "127.0.0.1:0")
     try:
         yield HumanHost(
             table, bot, f"http://127.0.0.1:{server.port}/{key}/", "127.0.0.1", server.port
