@@ -67,7 +67,7 @@ PAGE_POLICY = (
 POLL_S = 20.0
 #: Beyond the referee's deadline (move limit + bank left), how long ``choose`` still waits
 #: before it gives the decision up (the referee has played the default by then).
-GRACE_S = 0.5
+GRACE_S = 0.1
 
 Json = Any
 
