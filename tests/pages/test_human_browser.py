@@ -1,9 +1,11 @@
 """``ttr play --human`` in a real browser (tests/browser.py): whole games played through the
 page, a board variant (usa), New York and the card game, each against the ``random`` sample
-bot. At every decision of the human's seat the page's hand, tickets, offer, row, decks and
-every seat's public facts are read off the page, with the legal moves it offers; after the
-game the record is replayed through the engine and each of those readings must equal
-``view(state, seat)`` and ``legal_actions(state)`` at that decision, move for move. Every
+bot. At every decision of the human's seat the page's hand, tickets, offer, row, decks,
+every seat's public facts and the board's claimed routes (or Railyards) are read off the
+page, with the legal moves it offers; after the game the record is replayed through the
+engine and each of those readings must equal ``view(state, seat)`` and
+``legal_actions(state)`` at that decision, move for move, and the page's game log must be
+every event in words as ``project(event, seat)`` told it. Every
 response the page received before the end is searched for the other seat's tickets (and
 the card game's hidden stacks): none may be there. The record replays (``ttr replay
 verify``)."""
@@ -51,6 +53,7 @@ READ = """() => {
     yards: all('#stage .mat').map(m => all('#stage .mat[data-seat="' + m.dataset.seat +
       '"] .yard-row').map(r => [+r.dataset.cards, +r.dataset.locos])),
     moves: all('#move-list [data-key]').map(b => [+b.dataset.action, b.dataset.key]),
+    owners: all('#board .route[data-owner]').map(g => [+g.dataset.route, +g.dataset.owner]),
   };
 }"""
 
@@ -66,6 +69,7 @@ class Played:
     readings: list[dict[str, Any]]
     bodies: list[str]  #: every response body before the page showed the end
     seat: int
+    log: list[str]  #: the page's game log at the end
 
 
 def start(tmp_path: Path, variant: str, seed: int, seat: int = 0) -> tuple[Any, str, Path]:
@@ -175,6 +179,9 @@ def play_through(
             if choose(page, reading, picture if len(readings) >= 20 else ""):
                 picture = ""
             last = reading["decision"]
+        log = page.eval_on_selector_all(
+            "#log .entry-line", "lines => lines.map(l => l.textContent)"
+        )
         assert page.inner_text("#record").endswith(str(record))
         assert page.query_selector_all("#final table.outcome tr[data-seat]")
         screenshot(page, f"human-{variant}")
@@ -185,7 +192,7 @@ def play_through(
     assert proc.returncode == 0, out + err
     assert f"record: {record}" in out
     assert f"{seat}:human" in out
-    return Played(record, readings, bodies, seat)
+    return Played(record, readings, bodies, seat, log)
 
 
 def check(played: Played) -> None:
@@ -221,11 +228,19 @@ def check(played: Played) -> None:
                 for p in v.players
             ]
             assert reading["yards"] == yards
+        if board:
+            owners = {r: p.seat for p in v.players for r in p.routes}
+            assert dict(map(tuple, reading["owners"])) == owners
         legal = family.legal_actions(state)
         assert reading["moves"] == [[i, key(a)] for i, a in enumerate(legal)]
         seen.update(v.tickets, v.offered)
         for p in v.players:
             seen.update(getattr(p, "completed", ()))
+    # the events as they happened, told as the seat was told them (project), in words
+    names = [f"{i}:{s['name']}" for i, s in enumerate(data["seats"])]
+    describe = family.describer(ruleset, names)
+    told = [describe.event(family.project(e, seat)) for s in states for e in s.events]
+    assert played.log == told
     secret: set[int] = set()
     for state in states:
         for other in range(state.num_seats):
