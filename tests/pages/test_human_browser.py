@@ -25,7 +25,7 @@ from referee.games.registry import family_of, load
 from referee.replay import load_record
 from tests.browser import ROOT, screenshot
 from tests.pages.test_viewer import engine_states
-from ttr_arena.pages.human import _ticket_name
+from ttr_arena.pages.human import ticket_name
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -251,7 +251,7 @@ def check(played: Played) -> None:
     text = "\n".join(played.bodies)
     assert played.bodies
     for t in secret:
-        name = _ticket_name(ruleset, board, t)
+        name = ticket_name(ruleset, board, t)
         assert name not in text and json.dumps(name)[1:-1] not in text, name
     for body in played.bodies:
         if body.startswith("{"):

@@ -51,10 +51,21 @@ from referee.games.registry import family_named
 from sdk.bot import Bot, Game
 from sdk.serve import RunningBot, start_server
 from ttr_arena.pages.scores import score_details, tickets_so_far
-from ttr_arena.pages.viewer import _board
+from ttr_arena.pages.viewer import board_data
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
-__all__ = ["PAGE_POLICY", "HumanHost", "HumanSeat", "Table", "action_json", "hosting"]
+__all__ = [
+    "PAGE_POLICY",
+    "HumanHost",
+    "HumanSeat",
+    "Table",
+    "action_json",
+    "hosting",
+    "make_app",
+    "render_page",
+    "ticket_name",
+    "wait_seen",
+]
 
 #: The page's content security policy (the league page's): its own inline script and style,
 #: requests to its own origin only, nothing else.
@@ -72,7 +83,8 @@ GRACE_S = 0.1
 Json = Any
 
 
-def _ticket_name(ruleset: Any, board: bool, index: int) -> str:
+def ticket_name(ruleset: Any, board: bool, index: int) -> str:
+    """A ticket as the page shows it, ``Denver-El Paso 4`` (the describers' words)."""
     tickets = ruleset.tickets
     if not 0 <= index < len(tickets):
         return f"ticket #{index}"
@@ -187,7 +199,7 @@ class Table:
             "record": self.record,
         }
         if family.name == "board":
-            static["board"] = _board(ruleset, describe)
+            static["board"] = board_data(ruleset, describe)
         else:
             static["big_cities"] = [f"{c.name} ({c.points})" for c in ruleset.big_cities]
         with self._cond:
@@ -199,7 +211,7 @@ class Table:
         board = self._family.name == "board"
         for t in indices:
             if t not in self._tickets:
-                self._tickets[t] = _ticket_name(self._ruleset, board, t)
+                self._tickets[t] = ticket_name(self._ruleset, board, t)
 
     def _tell(self, events: Sequence[Any]) -> None:
         for e in events:
@@ -221,7 +233,7 @@ class Table:
         board = self._family.name == "board"
         actions = [
             action_json(
-                a, self._ruleset, view.face_up, lambda t: _ticket_name(self._ruleset, board, t)
+                a, self._ruleset, view.face_up, lambda t: ticket_name(self._ruleset, board, t)
             )
             for a in legal
         ]
