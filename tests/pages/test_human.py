@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -18,8 +20,9 @@ from typing import Any
 import pytest
 
 from referee.games.registry import family_of, load
+from referee.replay import load_record, verify
 from sdk.bot import Game
-from ttr_arena.cli.options import UserError
+from ttr_arena.cli.options import BANK_MS, MOVE_MS, UserError
 from ttr_arena.cli.play import _seat_human
 from ttr_arena.pages.human import PAGE_POLICY, HumanHost, HumanSeat, Table, hosting
 
@@ -191,3 +194,53 @@ def test_where_the_human_sits() -> None:
         _seat_human(_args("random", "human", human="0"))
     with pytest.raises(UserError, match="more than once"):
         _seat_human(_args("human", "human"))
+
+
+def test_ttr_play_json_with_a_human_played_over_http(tmp_path: Path) -> None:
+    """The word ``human`` seats the human; with --json the page's address goes to stderr and
+    stdout holds the one JSON object; the clock, not given, is the largest; the record
+    replays. The human answers through the page's own routes (the first legal action)."""
+    record = tmp_path / "game.json"
+    command = [str(Path(sys.executable).parent / "ttr"), "play", "--variant", "cardgame"]
+    command += ["--seed", "4", "--no-sandbox", "--no-open", "--json", "--record", str(record)]
+    proc = subprocess.Popen(
+        [*command, "human", "random"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        while line and not line.startswith("your seat's page: "):
+            line = proc.stderr.readline()
+        url = line.split(": ", 1)[1].strip()
+        assert url.startswith("http://127.0.0.1:")
+        version, answered, clock = -1, 0, None
+        while True:
+            state = json.loads(fetch(f"{url}state?since={version}&game={int(clock is None)}")[1])
+            if clock is None and state["started"]:
+                clock = state["game"]["clock"]
+            version = state["version"]
+            if state["outcome"] is not None or state["closed"]:
+                break
+            if state["decision"] is not None:
+                sent = fetch(url + "act", {"decision": state["decision"], "action": 0})
+                assert json.loads(sent[1])["ok"]
+                answered += 1
+        out, err = proc.communicate(timeout=60)
+    except BaseException:
+        proc.kill()
+        raise
+    assert proc.returncode == 0, err
+    assert clock == [MOVE_MS[1], BANK_MS[1]]
+    result = json.loads(out)
+    assert [p["bot"] for p in sorted(result["players"], key=lambda p: p["seat"])] == [
+        "human",
+        "random",
+    ]
+    data = load_record(record)
+    assert data["clock"]["move_ms"] == MOVE_MS[1]
+    assert len([a for a in data["actions"] if a["seat"] == 0]) == answered
+    assert verify(record) is None

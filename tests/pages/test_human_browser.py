@@ -250,6 +250,17 @@ def check(played: Played) -> None:
     assert secret, "the other seat held tickets this seat never saw: the check must search"
     text = "\n".join(played.bodies)
     assert played.bodies
+    # every event that says more in the truth than as the seat was told it (another seat's
+    # drawn card, its tickets, the cards it moved onto its stack): the truth is nowhere
+    hidden = {
+        describe.event(e)
+        for s in states
+        for e in s.events
+        if describe.event(e) != describe.event(family.project(e, seat))
+    }
+    assert hidden, "some events hide something from the seat: the check must search"
+    for line in hidden:
+        assert line not in text and json.dumps(line)[1:-1] not in text, line
     for t in secret:
         name = ticket_name(ruleset, board, t)
         assert name not in text and json.dumps(name)[1:-1] not in text, name

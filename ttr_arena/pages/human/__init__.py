@@ -124,10 +124,12 @@ def action_json(
             out.update(
                 kind="suit",
                 colour=c,
+                paid=payment(c, n, loc),
                 words=f"place {payment(c, n, loc)} in the {card(c)} row",
             )
         case PlaceMix(colours=cs):
-            out.update(kind="mix", words="place a mix: one " + ", one ".join(card(c) for c in cs))
+            named = ", ".join(card(c) for c in cs)
+            out.update(kind="mix", paid=named, words=f"place a mix: one each of {named}")
         case Pass():
             out.update(kind="pass", words="pass (nothing else is legal)")
         case _:

@@ -345,11 +345,25 @@
         choice.appendChild(list);
       }
     } else {
-      var places = st.legal.map(function (a, i) { return [a, i]; }).filter(function (x) { return x[0].kind === "suit" || x[0].kind === "mix"; });
-      if (places.length) {
+      // placements into the Railyard: one row per colour's row, then the mixes
+      var suits = legalOf("suit"), mixes = legalOf("mix");
+      if (suits.length || mixes.length) {
         var yard = text("div", null, {"class": "placements", id: "placements"});
-        yard.appendChild(text("span", "Place in your Railyard: ", {"class": "label"}));
-        places.forEach(function (x) { yard.appendChild(button(x[0].words.replace(/^place /, ""), x[1], {"class": "place"})); });
+        yard.appendChild(text("div", "Place cards in your Railyard:", {"class": "label"}));
+        var byColour = {};
+        suits.forEach(function (x) { (byColour[x[0].colour] = byColour[x[0].colour] || []).push(x); });
+        Object.keys(byColour).forEach(function (c) {
+          var row = text("div", null, {"class": "place-row", "data-colour": c});
+          row.appendChild(chip(+c, cardName(+c) + " row"));
+          byColour[c].forEach(function (x) { row.appendChild(button(x[0].paid, x[1], {"class": "place"})); });
+          yard.appendChild(row);
+        });
+        if (mixes.length) {
+          var mixRow = text("div", null, {"class": "place-row mixes"});
+          mixRow.appendChild(text("span", "a mix (one card in each of 3 rows): ", {"class": "label"}));
+          mixes.forEach(function (x) { mixRow.appendChild(button(x[0].paid, x[1], {"class": "place"})); });
+          yard.appendChild(mixRow);
+        }
         choice.appendChild(yard);
       }
     }
@@ -429,6 +443,9 @@
     drawLog();
     drawFinal();
     var body = document.body;
+    var yours = st.decision !== null && !sending;
+    document.title = (yours ? "\u25b6 Your move \u2014 " : "") + (game ? game.title + " \u2014 " : "") +
+      "TTR Arena: your seat";
     body.setAttribute("data-version", st.version);
     if (st.decision !== null && !sending) body.setAttribute("data-decision", st.decision);
     else body.removeAttribute("data-decision");
