@@ -25,6 +25,7 @@ from sdk.bot import Game
 from ttr_arena.cli.options import BANK_MS, MOVE_MS, UserError
 from ttr_arena.cli.play import _seat_human
 from ttr_arena.pages.human import PAGE_POLICY, HumanHost, HumanSeat, Table, hosting
+from ttr_arena.pages.web import asset
 
 
 def fetch(url: str, body: Any = None, content_type: str = "application/json") -> tuple[int, str]:
@@ -244,3 +245,11 @@ def test_ttr_play_json_with_a_human_played_over_http(tmp_path: Path) -> None:
     assert data["clock"]["move_ms"] == MOVE_MS[1]
     assert len([a for a in data["actions"] if a["seat"] == 0]) == answered
     assert verify(record) is None
+
+
+def test_the_page_sets_text_never_markup() -> None:
+    """Names, tickets and events are set with textContent: the page's script has no way to
+    write markup (a bot named ``<img onerror=...>`` stays text)."""
+    script = asset("human.js", "ttr_arena.pages.human")
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+        assert sink not in script
