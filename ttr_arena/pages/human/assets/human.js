@@ -23,6 +23,8 @@
   var board = null;
   var chosenRoute = -1;  // the route whose payments are shown
   var claimsOpen = false;  // the list of claimable routes unfolded
+  var claimsBefore = 0;    // how many claims the page had shown at your previous decision
+  var claimsNow = 0;
   var sending = false;
   var errors = 0;
 
@@ -108,7 +110,10 @@
       var owner = {};
       if (st.view) owner = TTR.boardOwners(st.view.players);
       st.claims.forEach(function (c) { owner[c[0]] = c[1]; });
-      board.update(owner, {});
+      // outlined: the routes claimed since your previous decision
+      var just = {};
+      st.claims.slice(claimsBefore).forEach(function (c) { just[c[0]] = true; });
+      board.update(owner, just);
       var claimable = {};
       legalOf("claim").forEach(function (x) { claimable[x[0].route] = true; });
       board.nodes.forEach(function (node, r) {
@@ -296,7 +301,13 @@
   function drawPrompt() {
     var prompt = $("prompt"), choice = clear($("choice")), clock = $("clock");
     clock.textContent = "";
-    if (st.outcome) { prompt.textContent = "The game is over."; return; }
+    if (st.outcome) {
+      var best = st.outcome.rows[0];
+      var tied = st.outcome.rows.filter(function (r) { return r.rank === best.rank; });
+      prompt.textContent = "The game is over: " + tied.map(function (r) { return seatName(r.seat); }).join(" and ") +
+        (tied.length > 1 ? " win with " : " wins with ") + plural(best.total, "point") + ".";
+      return;
+    }
     if (st.closed) { prompt.textContent = "The game was stopped."; return; }
     if (!st.started) { prompt.textContent = "Waiting for the game to start\u2026"; return; }
     if (st.decision === null) {
@@ -462,6 +473,10 @@
       .then(function (data) {
         errors = 0;
         if (data.game) game = data.game;
+        if (data.decision !== null && data.decision !== (st && st.decision)) {
+          claimsBefore = claimsNow;  // a new decision: what was new at the last one is old
+          claimsNow = data.claims.length;
+        }
         if (data.decision !== (st && st.decision)) {
           sending = false;
           document.body.removeAttribute("data-sending");
