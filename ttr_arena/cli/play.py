@@ -10,6 +10,7 @@ import re
 import secrets
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict
@@ -287,7 +288,7 @@ def _seat_human(args: argparse.Namespace) -> int | None:
 def cmd_play(args: argparse.Namespace) -> int:
     from referee.hosting.config import LaunchError
     from referee.hosting.launcher import launch, resolve_bot
-    from referee.match import Clock, SeatBot, fault_line, play_match
+    from referee.match import Clock, Match, SeatBot, fault_line
 
     human = args.human_seat = _seat_human(args)
     args.bots = [b if i == human else resolve_bot(b) for i, b in enumerate(args.bots)]
@@ -316,20 +317,32 @@ def cmd_play(args: argparse.Namespace) -> int:
         undo = stack.push(Undo(record.parent, logs))
         seats: list[SeatBot] = []
         launched: list[LaunchedBot] = []
-        host = None if human is None else _human_host(args, record, stack)
         try:
-            for spec in args.bots:
-                if host is not None and len(seats) == human:
-                    # the human's seat: a bot served in this process, entered by its address
-                    bot = stack.enter_context(launch(host.address, startup_s=args.startup_s))
-                    seats.append(SeatBot(HUMAN, "", bot.address))
-                    launched.append(bot)
+            # every bot read (bot.toml) before anything starts: a refused command opens no page
+            planned: list[LaunchedBot | None] = []
+            for i, spec in enumerate(args.bots):
+                if i == human:
+                    planned.append(None)
                     continue
                 bot = launch(spec, startup_s=args.startup_s, sandbox=sandbox)
                 # a bot whose bot.toml declares other variants is refused before anything starts
                 refusal = bot.config.refusal(ruleset.name) if bot.config is not None else None
                 if refusal is not None:
                     raise UserError(refusal)
+                planned.append(bot)
+            # the human's seat answers this game alone: its id is chosen here (at random, as
+            # Match's own would be) and known to the referee, the seat and the game's bots
+            game_id = uuid.uuid4().hex
+            host = None if human is None else _human_host(args, record, game_id, stack)
+            for planned_bot in planned:
+                if planned_bot is None:
+                    assert host is not None
+                    # the human's seat: a bot served in this process, entered by its address
+                    bot = stack.enter_context(launch(host.address, startup_s=args.startup_s))
+                    seats.append(SeatBot(HUMAN, "", bot.address))
+                    launched.append(bot)
+                    continue
+                bot = planned_bot
                 if bot.config is not None:
                     bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
                     if args.verbose:
@@ -343,16 +356,17 @@ def cmd_play(args: argparse.Namespace) -> int:
         if host is not None:
             host.table.names = [s.name for s in seats]
         try:
-            result = play_match(
+            result = Match(
                 ruleset,
                 seats,
                 seed,
                 Clock(args.move_ms, args.bank_ms),
                 record_path=record,
+                game_id=game_id,
                 diagnose=lambda seat: launched[seat].death(),
                 lines=lambda seat: launched[seat].take_lines(),
                 on_fault=lambda f, played: say(fault_line(f, seats[f.seat].name, played)),
-            )
+            ).run()
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
         if host is not None and host.table.seen:
@@ -367,7 +381,9 @@ def cmd_play(args: argparse.Namespace) -> int:
 END_SHOWN_S = 10.0
 
 
-def _human_host(args: argparse.Namespace, record: Path, stack: ExitStack) -> HumanHost:
+def _human_host(
+    args: argparse.Namespace, record: Path, game_id: str, stack: ExitStack
+) -> HumanHost:
     """The human's seat and its page, for the length of the game (``stack``): the address
     is printed (on stderr with --json) and, without --no-open, opened in the browser."""
     import webbrowser  # here: only a human's game opens a browser
@@ -375,7 +391,7 @@ def _human_host(args: argparse.Namespace, record: Path, stack: ExitStack) -> Hum
     from ttr_arena.pages.human import hosting
 
     try:
-        host = stack.enter_context(hosting([], record))
+        host = stack.enter_context(hosting([], record, game_id, args.human_seat))
     except OSError as e:
         raise UserError(f"cannot serve the human seat's page: {e}") from None
     out = sys.stderr if args.json else sys.stdout
