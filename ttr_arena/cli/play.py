@@ -487,9 +487,10 @@ def _print_play(
         )
         return
     names = [f"{i}:{bot_label(b.name, b.version)}" for i, b in enumerate(seats)]
+    who = "seats" if args.human_seat is not None else "bots"
     keyed = "" if key_file is None else f" (--seed {args.seed} keyed with {key_file})"
     print(
-        f"{ruleset.title}: {len(seats)} bots, seed {seed}{keyed}, {result.final.turn} turns, "
+        f"{ruleset.title}: {len(seats)} {who}, seed {seed}{keyed}, {result.final.turn} turns, "
         f"ended by {result.final.end_reason.replace('_', ' ')}"
     )
     print(format_outcome(ruleset, result.outcome, names))
@@ -503,7 +504,7 @@ def _print_play(
             print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
     for i, bot in enumerate(launched):
         where = bot.log_path or "none (a bot entered by address keeps its own output)"
-        if i == getattr(args, "human_seat", None):
+        if i == args.human_seat:
             where = "none (the human seat)"
         print(f"log: {names[i]}: {where}")
     print(f"record: {record}")
