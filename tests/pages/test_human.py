@@ -253,3 +253,19 @@ def test_the_page_sets_text_never_markup() -> None:
     script = asset("human.js", "ttr_arena.pages.human")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script
+
+
+def test_a_refused_command_opens_no_page(tmp_path: Path) -> None:
+    """A bot folder that cannot be entered is refused before the page is served: one line,
+    status 2, no address printed."""
+    ttr = str(Path(sys.executable).parent / "ttr")
+    done = subprocess.run(
+        [ttr, "play", "--human", "0", "no-such-bot", "--no-sandbox", "--no-open"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "your seat's page" not in done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("ttr: error: ")

@@ -201,8 +201,8 @@ def _add_play(sub: Subcommands) -> None:
         default=None,
         metavar="SEAT",
         help="play seat SEAT yourself (default 0) against the BOTs, in your browser: a page on "
-        "127.0.0.1 with a secret address, printed and opened. Without --move-ms and --bank-ms "
-        f"the game's clock is then the largest allowed ({MOVE_MS[1]} ms a move, "
+        "127.0.0.1 with a secret address, printed and opened. --move-ms and --bank-ms, "
+        f"where not given, are then the largest allowed ({MOVE_MS[1]} ms a move, "
         f"{BANK_MS[1]} ms of bank), for every seat: the referee has one clock per game",
     )
     p.add_argument(
