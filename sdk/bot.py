@@ -97,6 +97,8 @@ class Game:
     decisions: int = 0
     #: the final scores, once EndGame arrived (a CardOutcome in the card game)
     outcome: Outcome | CardOutcome | None = None
+    #: this seat's view of the finished game, once EndGame arrived (EndGameRequest.view)
+    final_view: Any = None
     #: free for the bot's own per-game memory (e.g. a strategy object)
     state: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -323,11 +325,13 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
         try:
             outcome = family.outcome_from_pb(request.outcome)
             events = family.events_from_pb(request.events)
+            final_view = family.view_from_pb(request.view) if request.HasField("view") else None
         except ValueError as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot read the outcome: {e}")
         game.new_events = list(events)
         game.events.extend(events)
         game.outcome = outcome
+        game.final_view = final_view
         token = _current_game.set(game)
         try:
             self.bot.on_end(outcome)

@@ -61,8 +61,8 @@ def _rgb(colour: str) -> tuple[int, int, int]:
 
 
 def _route_colours() -> list[str]:
-    """Every colour the replay draws the board's tracks and cards in (viewer.js, viewer.css)."""
-    js = asset("viewer.js", "ttr_arena.pages.viewer")
+    """Every colour the replay draws the board's tracks and cards in (board.js, viewer.css)."""
+    js = asset("board.js")
     css = asset("viewer.css", "ttr_arena.pages.viewer")
     listed = re.search(r"ROUTE_COLOURS = \[([^\]]*)\]", js)
     assert listed is not None

@@ -10,6 +10,7 @@ import re
 import secrets
 import sys
 import time
+import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from referee.games.registry import AnyRuleset, family_of, variants
 from ttr_arena.cli.options import (
+    BANK_MS,
+    MOVE_MS,
     Subcommands,
     Undo,
     UserError,
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from referee.hosting.launcher import LaunchedBot
     from referee.hosting.sandbox import SandboxConfig
     from referee.match import MatchResult, SeatBot
+    from ttr_arena.pages.human import HumanHost
 
 
 def register(sub: Subcommands) -> None:
@@ -179,15 +183,32 @@ def _add_play(sub: Subcommands) -> None:
         description=(
             "Start each bot (a folder with a bot.toml) or connect to it (host:port), play one "
             "game with clocks and the fault policy, print the results and write the game "
-            "record."
+            "record. With --human (or a BOT given as the word human) you play that seat "
+            "yourself, in the browser."
         ),
     )
     p.add_argument(
         "bots",
-        nargs="+",
+        nargs="*",
         metavar="BOT",
         help="a bot folder, host:port, or a sample bot by name: random, greedy, planner (a "
-        "folder of that name in the current directory wins) (2-5)",
+        "folder of that name in the current directory wins); the word human: you (2-5)",
+    )
+    p.add_argument(
+        "--human",
+        nargs="?",
+        const="0",
+        default=None,
+        metavar="SEAT",
+        help="play seat SEAT yourself (default 0) against the BOTs, in your browser: a page on "
+        "127.0.0.1 with a secret address, printed and opened. --move-ms and --bank-ms, "
+        f"where not given, are then the largest allowed ({MOVE_MS[1]} ms a move, "
+        f"{BANK_MS[1]} ms of bank), for every seat: the referee has one clock per game",
+    )
+    p.add_argument(
+        "--no-open",
+        action="store_true",
+        help="with a human seat: only print the page's address, open no browser",
     )
     p.add_argument(
         "--variant",
@@ -231,20 +252,56 @@ def _add_play(sub: Subcommands) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_clock_options(p)
-    p.set_defaults(func=cmd_play)
+    # None: not given (a human's game then takes the largest clock; bots' games the usual)
+    p.set_defaults(func=cmd_play, move_ms=None, bank_ms=None)
+
+
+#: The word that seats the human (``ttr play mybot human``); a folder of that name is
+#: given as ``./human``.
+HUMAN = "human"
+
+
+def _seat_human(args: argparse.Namespace) -> int | None:
+    """Where the human sits: ``--human SEAT`` puts the word ``human`` at SEAT of the BOT list
+    (``--human BOT...`` without a number: seat 0, and BOT is the first bot); or the word
+    among the BOTs. None: no human."""
+    given = [i for i, b in enumerate(args.bots) if b == HUMAN]
+    if args.human is not None:
+        if given:
+            raise UserError("--human and a BOT named human: give the human seat once")
+        if args.human.isdigit():
+            seat = int(args.human)
+        else:  # `--human mybot`: argparse took the first bot for SEAT
+            args.bots.insert(0, args.human)
+            seat = 0
+        if seat > len(args.bots):
+            raise UserError(
+                f"--human {seat}: with {len(args.bots)} bot(s) the seats are 0-{len(args.bots)}"
+            )
+        args.bots.insert(seat, HUMAN)
+        return seat
+    if len(given) > 1:
+        raise UserError("one human seat per game: the word human is given more than once")
+    return given[0] if given else None
 
 
 def cmd_play(args: argparse.Namespace) -> int:
     from referee.hosting.config import LaunchError
     from referee.hosting.launcher import launch, resolve_bot
-    from referee.match import Clock, SeatBot, fault_line, play_match
+    from referee.match import Clock, Match, SeatBot, fault_line
 
-    args.bots = [resolve_bot(b) for b in args.bots]
+    human = args.human_seat = _seat_human(args)
+    args.bots = [b if i == human else resolve_bot(b) for i, b in enumerate(args.bots)]
 
     ruleset = load_ruleset(args.variant)
     low, high = max(2, ruleset.min_players), min(5, ruleset.max_players)
     if not low <= len(args.bots) <= high:
-        raise UserError(f"{ruleset.name} is for {low}-{high} bots, not {len(args.bots)}")
+        who = "seats" if human is not None else "bots"
+        raise UserError(f"{ruleset.name} is for {low}-{high} {who}, not {len(args.bots)}")
+    if args.move_ms is None:
+        args.move_ms = MOVE_MS[1] if human is not None else 1000
+    if args.bank_ms is None:
+        args.bank_ms = BANK_MS[1] if human is not None else 60000
     sandbox = sandbox_of(args)
     seed, key_file = _game_seed(args.seed, sandbox, args.bots)
     record = args.record
@@ -261,12 +318,31 @@ def cmd_play(args: argparse.Namespace) -> int:
         seats: list[SeatBot] = []
         launched: list[LaunchedBot] = []
         try:
-            for spec in args.bots:
+            # every bot read (bot.toml) before anything starts: a refused command opens no page
+            planned: list[LaunchedBot | None] = []
+            for i, spec in enumerate(args.bots):
+                if i == human:
+                    planned.append(None)
+                    continue
                 bot = launch(spec, startup_s=args.startup_s, sandbox=sandbox)
                 # a bot whose bot.toml declares other variants is refused before anything starts
                 refusal = bot.config.refusal(ruleset.name) if bot.config is not None else None
                 if refusal is not None:
                     raise UserError(refusal)
+                planned.append(bot)
+            # the human's seat answers this game alone: its id is chosen here (at random, as
+            # Match's own would be) and known to the referee, the seat and the game's bots
+            game_id = uuid.uuid4().hex
+            host = None if human is None else _human_host(args, record, game_id, stack)
+            for planned_bot in planned:
+                if planned_bot is None:
+                    assert host is not None
+                    # the human's seat: a bot served in this process, entered by its address
+                    bot = stack.enter_context(launch(host.address, startup_s=args.startup_s))
+                    seats.append(SeatBot(HUMAN, "", bot.address))
+                    launched.append(bot)
+                    continue
+                bot = planned_bot
                 if bot.config is not None:
                     bot.log_to(_play_log(args.logs, record, len(seats), bot.name))
                     if args.verbose:
@@ -277,21 +353,57 @@ def cmd_play(args: argparse.Namespace) -> int:
         except LaunchError as e:
             raise UserError(str(e)) from None
         undo.armed = False
+        if host is not None:
+            host.table.names = [s.name for s in seats]
         try:
-            result = play_match(
+            result = Match(
                 ruleset,
                 seats,
                 seed,
                 Clock(args.move_ms, args.bank_ms),
                 record_path=record,
+                game_id=game_id,
                 diagnose=lambda seat: launched[seat].death(),
                 lines=lambda seat: launched[seat].take_lines(),
                 on_fault=lambda f, played: say(fault_line(f, seats[f.seat].name, played)),
-            )
+            ).run()
         except OSError as e:
             raise UserError(f"cannot write the record {record}: {e.strerror or e}") from None
+        if host is not None and host.table.seen:
+            from ttr_arena.pages.human import wait_seen
+
+            wait_seen(host.table, END_SHOWN_S)  # the final scores reach the page
     _print_play(args, ruleset, seed, key_file, record, result, seats, launched)
     return 0
+
+
+#: After a human's game, how long ``ttr play`` waits for the page to fetch the end.
+END_SHOWN_S = 10.0
+
+
+def _human_host(
+    args: argparse.Namespace, record: Path, game_id: str, stack: ExitStack
+) -> HumanHost:
+    """The human's seat and its page, for the length of the game (``stack``): the address
+    is printed (on stderr with --json) and, without --no-open, opened in the browser."""
+    import webbrowser  # here: only a human's game opens a browser
+
+    from ttr_arena.pages.human import hosting
+
+    try:
+        host = stack.enter_context(hosting([], record, game_id, args.human_seat))
+    except OSError as e:
+        raise UserError(f"cannot serve the human seat's page: {e}") from None
+    out = sys.stderr if args.json else sys.stdout
+    print(f"your seat's page: {host.url}", file=out, flush=True)
+    if not args.no_open:
+        try:
+            opened = webbrowser.open(host.url)
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            say(f"no browser could be opened; open {host.url} yourself")
+    return host
 
 
 def _game_seed(
@@ -375,9 +487,10 @@ def _print_play(
         )
         return
     names = [f"{i}:{bot_label(b.name, b.version)}" for i, b in enumerate(seats)]
+    who = "seats" if args.human_seat is not None else "bots"
     keyed = "" if key_file is None else f" (--seed {args.seed} keyed with {key_file})"
     print(
-        f"{ruleset.title}: {len(seats)} bots, seed {seed}{keyed}, {result.final.turn} turns, "
+        f"{ruleset.title}: {len(seats)} {who}, seed {seed}{keyed}, {result.final.turn} turns, "
         f"ended by {result.final.end_reason.replace('_', ' ')}"
     )
     print(format_outcome(ruleset, result.outcome, names))
@@ -391,6 +504,8 @@ def _print_play(
             print(f"faults: {names[i]}: {n} ({detail}); {result.defaults[i]} default move(s)")
     for i, bot in enumerate(launched):
         where = bot.log_path or "none (a bot entered by address keeps its own output)"
+        if i == args.human_seat:
+            where = "none (the human seat)"
         print(f"log: {names[i]}: {where}")
     print(f"record: {record}")
 

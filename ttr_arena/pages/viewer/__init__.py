@@ -42,7 +42,7 @@ from ttr_arena.pages.scores import score_details, tickets_so_far
 from ttr_arena.pages.show import ShowError, default_line, fault_line
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
 
-__all__ = ["FILM_FORMAT", "OWN_FIELDS", "build_film", "frames", "render_html"]
+__all__ = ["FILM_FORMAT", "OWN_FIELDS", "board_data", "build_film", "frames", "render_html"]
 
 #: The layout of the embedded data; viewer.js refuses any other.
 FILM_FORMAT = "ttr-film/1"
@@ -208,10 +208,11 @@ def schematic_layout(game_map: GameMap) -> tuple[tuple[float, float], ...]:
     )
 
 
-def _board(ruleset: Any, describe: Any) -> dict[str, Json]:
-    """The map as the page draws it: cities at their coordinates (or a schematic layout when
-    the data has none), routes with length, colour (-1 gray), the other track of a double
-    route (-1 none) and the map's own label."""
+def board_data(ruleset: Any, describe: Any) -> dict[str, Json]:
+    """The map as the pages draw it (web/assets/board.js, for the replay and for the human
+    seat's page): cities at their coordinates (or a schematic layout when the data has
+    none), routes with length, colour (-1 gray), the other track of a double route (-1 none)
+    and the map's own label."""
     game_map = ruleset.game_map
     schematic = any(c.x is None or c.y is None for c in game_map.cities)
     where = (
@@ -403,7 +404,7 @@ def build_film(
         film["big_cities"] = [f"{c.name} ({c.points})" for c in ruleset.big_cities]
         film["owners_see_stack"] = ruleset.owners_see_stack
     else:
-        film["board"] = _board(ruleset, describe)
+        film["board"] = board_data(ruleset, describe)
     return film
 
 
@@ -527,6 +528,6 @@ def render_html(path: str | Path, seat: int | None = None, *, output: bool = Tru
         f"{film['title']}: {who}{mode}",
         _BODY,
         data=film,
-        scripts=(asset("viewer.js", "ttr_arena.pages.viewer"),),
+        scripts=(asset("board.js"), asset("viewer.js", "ttr_arena.pages.viewer")),
         styles=(asset("viewer.css", "ttr_arena.pages.viewer"),),
     )

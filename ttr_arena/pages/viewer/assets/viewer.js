@@ -18,9 +18,6 @@
   var isBoard = film.family === "board";
   var PHASES = {deal: "the deal", setup_tickets: "starting tickets", turn: "turn",
     second_card: "second card", keep_tickets: "ticket choice"};
-  var ROUTE_COLOURS = ["#d7301f", "#f28e2b", "#e8c31c", "#4e9a3a", "#2f6db3", "#e377c2",
-    "#2b2b2b", "#f4f4f4"];
-  var GRAY = "#a3a3a3";
 
   // ---- frames: the film's deltas, rebuilt (ttr_arena.pages.viewer.frames does the same in Python)
   function patch(prev, delta) {
@@ -138,88 +135,16 @@
   }
   if (film.differs) note("The record differs from its replay (" + film.differs + "); shown: the replay.", "fault");
 
-  // ---- the board (board games): drawn once, the owners updated per step
-  var routeNodes = [];
+  // ---- the board (board games): drawn once by the shared board script (web/assets/board.js),
+  // the owners updated per step
+  var board = null;
   function drawBoard() {
-    var stage = $("stage");
-    var b = film.board;
-    var W = 1000, H = 650, pad = 24;
-    var svg = TTR.svg("svg", {viewBox: "0 0 " + W + " " + H, id: "board", "class": "board"}, stage);
-    function px(c) { return [pad + c.x * (W - 2 * pad), pad + c.y * (H - 2 * pad)]; }
-    var tracks = TTR.svg("g", {"class": "tracks"}, svg);
-    b.routes.forEach(function (r, i) {
-      var a = px(b.cities[r[0]]), z = px(b.cities[r[1]]);
-      var dx = z[0] - a[0], dy = z[1] - a[1], len = Math.sqrt(dx * dx + dy * dy) || 1;
-      var ux = dx / len, uy = dy / len, nx = -uy, ny = ux;
-      var off = r[4] < 0 ? 0 : (i < r[4] ? -4.6 : 4.6);
-      var trim = 9, gap = 2, width = 7, length = r[2];
-      var usable = len - 2 * trim;
-      var car = Math.max((usable - gap * (length - 1)) / length, 2);
-      var g = TTR.svg("g", {"class": "route", "data-route": i, "data-length": length}, tracks);
-      var title = TTR.svg("title", {}, g);
-      title.textContent = r[5];
-      var fill = r[3] < 0 ? GRAY : ROUTE_COLOURS[r[3]];
-      var cars = [];
-      for (var c = 0; c < length; c++) {
-        var s0 = trim + c * (car + gap), s1 = s0 + car;
-        var cx0 = a[0] + ux * s0 + nx * off, cy0 = a[1] + uy * s0 + ny * off;
-        var cx1 = a[0] + ux * s1 + nx * off, cy1 = a[1] + uy * s1 + ny * off;
-        var h = width / 2;
-        var pts = [[cx0 + nx * h, cy0 + ny * h], [cx1 + nx * h, cy1 + ny * h],
-          [cx1 - nx * h, cy1 - ny * h], [cx0 - nx * h, cy0 - ny * h]];
-        cars.push(TTR.svg("polygon", {points: pts.map(function (p) { return p[0].toFixed(1) + "," + p[1].toFixed(1); }).join(" "),
-          fill: fill, "class": "car"}, g));
-      }
-      routeNodes.push({g: g, title: title, cars: cars, fill: fill, label: r[5], owner: -1});
-    });
-    var towns = TTR.svg("g", {"class": "cities"}, svg);
-    b.cities.forEach(function (c) {
-      var p = px(c);
-      if (c.attraction) {
-        var star = [];
-        for (var k = 0; k < 10; k++) {
-          var rad = k % 2 ? 6 : 14, ang = Math.PI / 5 * k - Math.PI / 2;
-          star.push((p[0] + rad * Math.cos(ang)).toFixed(1) + "," + (p[1] + rad * Math.sin(ang)).toFixed(1));
-        }
-        var s = TTR.svg("polygon", {points: star.join(" "), "class": "attraction"}, towns);
-        TTR.svg("title", {}, s).textContent = c.name + ": Tourist Attraction";
-      }
-      TTR.svg("circle", {cx: p[0], cy: p[1], r: 6, "class": "city"}, towns);
-      var east = c.x > 0.85;  // a name to the right of an eastern city would leave the board
-      var label = TTR.svg("text", {x: p[0] + (east ? -8 : 8), y: p[1] - 8, "class": "city-name",
-        "text-anchor": east ? "end" : "start"}, towns);
-      label.textContent = c.name;
-    });
-    var legend = text("div", null, {"class": "legend muted"});
-    legend.appendChild(text("span", "Tracks in their route colours (gray: any colour); a claimed track is filled in its seat's colour."));
-    if (b.cities.some(function (c) { return c.attraction; })) {
-      legend.appendChild(text("span", "\u2605 Tourist Attraction (+" + b.attraction_points +
-        " per attraction a seat's routes touch)", {"class": "attraction-legend"}));
-    }
-    stage.appendChild(legend);
+    board = TTR.drawBoard($("stage"), film.board, colours, seatName);
   }
   function updateBoard(k) {
-    var owner = {};
-    publicFrames[k].players.forEach(function (p) { p.routes.forEach(function (r) { owner[r] = p.seat; }); });
     var just = {};
     film.claims[k].forEach(function (r) { just[r] = true; });
-    routeNodes.forEach(function (node, i) {
-      var o = owner[i] === undefined ? -1 : owner[i];
-      if (o !== node.owner) {
-        node.owner = o;
-        var fill = o < 0 ? node.fill : colours[o];
-        node.cars.forEach(function (c) { c.setAttribute("fill", fill); });
-        if (o < 0) {
-          node.g.removeAttribute("data-owner");
-          node.title.textContent = node.label;
-        } else {
-          node.g.setAttribute("data-owner", o);
-          node.title.textContent = node.label + ": claimed by " + seatName(o);
-        }
-      }
-      node.g.classList.toggle("claimed", o >= 0);
-      node.g.classList.toggle("just", !!just[i]);
-    });
+    board.update(TTR.boardOwners(publicFrames[k].players), just);
   }
 
   // ---- the card game: each seat's Railyard and On-the-Track stack
