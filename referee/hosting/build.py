@@ -40,9 +40,9 @@ code with these differences (:func:`_run_jailed`):
   as for bots;
 * a **build cache of the folder's own**, :data:`CACHE_DIR` (``.ttr-cache/``), which Go
   (``GOCACHE``), npm and ccache are pointed at (:data:`CACHE_ENV`). Without it every edit of a
-  Go bot compiled grpc-go again (about 10 s jailed against 1 s unjailed, bench/builds.py).
+  Go bot compiled grpc-go again (7 s jailed against 0.8 s unjailed; bench/README.md).
   It travels with the folder: copied in with it, and only its files that changed during the
-  build come back (a warm Go cache is tens of MB, not packed again on every edit), through
+  build come back (a warm Go cache of the kit is 40 MB, not packed again on every edit), through
   the same filter. Why inside the folder rather than in a cache directory of the referee's:
   a cache then belongs to one folder by construction (a ladder's versions, one folder each,
   never share one, so one entrant cannot poison another's build), and it needs no host path
