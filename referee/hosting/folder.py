@@ -21,12 +21,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.hosting.build import BUILD_FILES
+from referee.hosting.build import BUILD_FILES, CACHE_DIR
 from referee.hosting.config import LaunchError
 
 #: folders that change without the author editing anything, or hold what a build installs
+#: or caches (CACHE_DIR: the jailed build's own cache, never part of what the bot is)
 SKIP_DIRS = frozenset(
-    {"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+    {
+        "__pycache__",
+        ".git",
+        "node_modules",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        CACHE_DIR,
+    }
 )
 MAX_FILES = 50_000  #: entries a bot folder may hold (files and links)
 MAX_FILE_BYTES = 1 << 30  #: one file (1 GiB)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.hosting import build
+from referee.hosting import build, sandbox
 from referee.hosting.build import BotBuildError
 from referee.hosting.config import BotConfigError
 from referee.hosting.launcher import load_bot_config
@@ -32,9 +32,8 @@ CHOSE = "chose #"
 
 # Per kit with a build: a file its build reads, and an edit that breaks the build: a line added
 # at its end, or at its start where the compiler then stops at once: Go as it reads the
-# imports, before compiling gRPC (a jailed build keeps no Go build cache, so that would take a
-# whole build's time), g++ at a missing header, before parsing gRPC's. (The Node kit has no
-# build: its packages are the platform's, runtimes/node.)
+# imports, g++ at a missing header, before parsing gRPC's. (The Node kit has no build: its
+# packages are the platform's, runtimes/node.)
 _SOURCE = {
     "go": ("main.go", "this is not Go\n", "start"),
     "cpp": ("bot.cc", '#include "this_is_not_a_header.h"\n', "start"),
@@ -134,6 +133,28 @@ def test_kit_rebuilds_after_an_edit_only_and_reports_a_broken_build(kit: Path) -
         source.write_text(good, encoding="utf-8")
     assert build.ensure_built(config) is True
     assert build.ensure_built(config) is False
+
+
+@pytest.mark.parametrize("kit", ["go"], indirect=True)
+def test_go_kit_rebuilds_a_one_line_edit_from_its_build_cache(kit: Path) -> None:
+    """The jailed build keeps Go's GOCACHE in the folder's ``.ttr-cache/go``: after a one-line
+    edit of main.go only the bot's own package is compiled and linked again, a handful of new
+    cache entries beside the hundreds grpc-go's packages left the first time."""
+    if sandbox.unavailable_reason() is not None:
+        pytest.skip("the build cache is the jailed build's; bots cannot be sandboxed here")
+    config = load_bot_config(kit)
+    cache = kit / build.CACHE_DIR / "go"
+
+    def entries() -> set[Path]:
+        return {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
+
+    before = entries()
+    assert len(before) > 200, len(before)  # grpc-go and protobuf compiled once, kept
+    with (kit / "main.go").open("a", encoding="utf-8") as f:
+        f.write("// a one-line edit\n")
+    assert build.ensure_built(config) is True
+    new = entries() - before
+    assert 0 < len(new) <= 12, sorted(map(str, new))
 
 
 # ---------------------------------------------------------------------------------------------
