@@ -110,3 +110,10 @@ def test_a_hostile_name_in_a_record_is_printed_escaped(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert ESC not in shown.stdout and "0:evil\\x1b[2J" in shown.stdout
+
+
+def test_a_file_given_as_a_bot_folder_is_named_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "x.py"
+    script.write_text("")
+    with pytest.raises(BotConfigError, match="is a file, not a bot folder"):
+        read_bot_config(script)
