@@ -572,12 +572,25 @@ def write_json_atomic(path: Path, data: object) -> None:
     write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where Linux shows it."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` via a temporary file in the same folder and a
-    rename: a reader never sees half a file, and a failed write leaves none behind."""
+    rename: a reader never sees half a file, and a failed write leaves none behind. The
+    file gets the usual mode (0666 less the umask), like any output file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would hide an output file
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()

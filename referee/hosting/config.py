@@ -89,6 +89,8 @@ def read_bot_config(folder: str | Path) -> BotConfig:
     Building the folder is the launcher's part (``launcher.load_bot_config``)."""
     folder = Path(folder)
     path = folder / "bot.toml"
+    if folder.is_file():
+        raise BotConfigError(f"{folder} is a file, not a bot folder (a folder holding bot.toml)")
     if not folder.is_dir():
         raise BotConfigError(f"{folder}: not a bot folder (no such directory)")
     try:

@@ -153,3 +153,20 @@ def test_help_explains_every_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert "`variants`" in text and "Exit 0" in text and "1 on any fault" in text
     # every option has its own explanation
     assert text.count("(default") >= 6
+
+
+def test_a_folder_without_bot_toml_or_a_file_is_a_user_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["check", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert (
+        f"ttr: error: {tmp_path}: not a bot folder (no bot.toml in it)" in capsys.readouterr().err
+    )
+    script = tmp_path / "x.py"
+    script.write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["check", str(script)])
+    assert exit_.value.code == 2
+    assert "is a file, not a bot folder (a folder holding bot.toml)" in capsys.readouterr().err

@@ -6,6 +6,7 @@ reaches a terminal from a store or a record written before the check is printed 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +111,21 @@ def test_a_hostile_name_in_a_record_is_printed_escaped(tmp_path: Path) -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert ESC not in shown.stdout and "0:evil\\x1b[2J" in shown.stdout
+
+
+def test_a_file_given_as_a_bot_folder_is_named_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "x.py"
+    script.write_text("")
+    with pytest.raises(BotConfigError, match="is a file, not a bot folder"):
+        read_bot_config(script)
+
+
+def test_atomic_writes_get_the_usual_mode(tmp_path: Path) -> None:
+    from referee.match import write_json_atomic
+
+    mask = os.umask(0o022)
+    try:
+        write_json_atomic(tmp_path / "r.json", {"a": 1})
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644

@@ -92,8 +92,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     from referee.hosting.launcher import launch, load_bot_config, resolve_bot
 
     folder = Path(resolve_bot(args.bot))
+    if folder.is_file():
+        raise UserError(f"{folder} is a file, not a bot folder (a folder holding bot.toml)")
     if not folder.is_dir():
         raise UserError(f"{folder}: not a bot folder (no such directory)")
+    if not (folder / "bot.toml").is_file():
+        raise UserError(f"{folder}: not a bot folder (no bot.toml in it)")
     sandbox = sandbox_of(args)
     try:
         config = load_bot_config(folder, sandbox)
