@@ -345,7 +345,10 @@ def pack_bots(folders: Sequence[str], out: Path) -> dict[str, str]:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for folder in sorted(set(folders)):
             digest = content_hash(folder)
+            packed = digest in hashes.values()
             hashes[folder] = digest
+            if packed:  # two folders of the same files (two spellings of one path, two
+                continue  # copies of a bot, the validation bot entered): packed once
             for entry in entries(folder):
                 info = zipfile.ZipInfo(
                     f"bots/{digest}/{entry.rel}", date_time=(1980, 1, 1, 0, 0, 0)
