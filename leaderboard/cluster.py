@@ -42,6 +42,7 @@ import collections
 import contextlib
 import dataclasses
 import fcntl
+import importlib
 import io
 import os
 import re
@@ -138,7 +139,8 @@ class Cluster:
 def connect(address: str, workers: int | None = None) -> Cluster:
     """Connect to the Ray cluster at ``address`` (see :data:`ADDRESS_HELP`); ``workers`` is
     the number of actors to run, by default one per CPU of the cluster. A failure is a
-    :class:`TournamentError` of one line, raised before anything is stored."""
+    :class:`TournamentError` of one line, raised before anything is stored; a cluster that
+    wants Ray's auth token and does not get it is named at once (:func:`_check_token`)."""
     # Not HOST:PORT (the head's GCS): Ray retries an unanswered one for ever, where Ray Client
     # and ``auto`` fail within seconds.
     if not (address in ("auto", "local") or re.fullmatch(r"ray://[^\s/:]+:\d{1,5}/?", address)):
@@ -162,6 +164,7 @@ def connect(address: str, workers: int | None = None) -> Cluster:
         )
     else:
         options["address"] = address
+        _check_token(address)
     # ray.init installs its own SIGTERM handler (exit at once); the caller's (a `kill` stops a
     # run as Ctrl-C does) stays.
     previous_term = signal.getsignal(signal.SIGTERM)
@@ -176,6 +179,103 @@ def connect(address: str, workers: int | None = None) -> Cluster:
         with contextlib.suppress(ValueError, TypeError):  # not the main thread; no handler
             signal.signal(signal.SIGTERM, previous_term)
     return Cluster(address, workers or _cpus(ray))
+
+
+#: what a probe of the cluster's gRPC port may take (it answers in milliseconds when up)
+_PROBE_S = 5.0
+#: a cheap call each port answers, whose refusal for want of a token is UNAUTHENTICATED: Ray
+#: Client's (``ray://``), and the head's GCS (``auto``)
+_PROBE_CLIENT = "/ray.rpc.RayletDriver/ClusterInfo"
+_PROBE_GCS = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+
+
+def _check_token(address: str) -> None:
+    """Fail in one line when the cluster refuses this driver for its token (Ray's token
+    authentication: docs/scaling.md). Ray itself retries a refused driver until it times out
+    (Ray Client after 30 s, "ray client connection timeout"; ``auto`` after some 20 s of
+    ``InvalidAuthToken`` log lines, "Failed to connect"), so one call of the cluster's gRPC
+    port, with the token Ray would send, asks first. Anything but a refusal (no answer, no
+    token authentication, an older Ray) leaves the verdict to ``ray.init``."""
+    import grpc
+
+    try:
+        from ray._private import services
+
+        loader = importlib.import_module("ray._raylet").AuthenticationTokenLoader.instance()
+    except (ImportError, AttributeError):  # a Ray without token authentication
+        return
+    target, method = address.removeprefix("ray://").rstrip("/"), _PROBE_CLIENT
+    if address == "auto":
+        named = os.environ.get("RAY_ADDRESS", "")
+        if named.startswith("ray://"):
+            target = named.removeprefix("ray://").rstrip("/")
+        else:
+            try:
+                found = services.canonicalize_bootstrap_address("auto")
+            except Exception:
+                return  # no cluster here: ray.init says so
+            if not found:
+                return
+            target, method = found, _PROBE_GCS
+    token_mode = os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+    try:
+        found_token = loader.has_token(ignore_auth_mode=True)
+        # what Ray's own gRPC clients send: the token, in token mode only
+        sent = token_mode and found_token
+        metadata = tuple(loader.get_token_for_http_header().items()) if sent else ()
+    except Exception:
+        return
+    if token_mode and not found_token:  # Ray would say so in a paragraph
+        raise TournamentError(f"--cluster {address}: {_token_advice(False)}")
+    try:
+        with grpc.insecure_channel(target) as channel:
+            probe = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+            probe(b"", timeout=_PROBE_S, metadata=metadata)
+    except grpc.RpcError as e:
+        if e.code() == grpc.StatusCode.UNAUTHENTICATED:
+            raise TournamentError(f"--cluster {address}: {_token_advice(sent)}") from None
+    except Exception:
+        return
+
+
+def _token_advice(sent: bool) -> str:
+    """Why the cluster refused this driver, and what to set: one line."""
+    head = "the head's ~/.ray/auth_token"
+    if sent:
+        source = (
+            "RAY_AUTH_TOKEN"
+            if os.environ.get("RAY_AUTH_TOKEN")
+            else os.environ.get("RAY_AUTH_TOKEN_PATH") or "~/.ray/auth_token"
+        )
+        return (
+            f"the cluster refused this machine's Ray auth token (from {source}): "
+            f"use {head} (RAY_AUTH_TOKEN=... or that file in ~/.ray/auth_token)"
+        )
+    mode = os.environ.get("RAY_AUTH_MODE", "")
+    has = [
+        name
+        for name, there in (
+            ("RAY_AUTH_TOKEN", bool(os.environ.get("RAY_AUTH_TOKEN"))),
+            ("RAY_AUTH_TOKEN_PATH", bool(os.environ.get("RAY_AUTH_TOKEN_PATH"))),
+            ("~/.ray/auth_token", (Path.home() / ".ray" / "auth_token").is_file()),
+        )
+        if there
+    ]
+    if has and mode.lower() != "token":
+        return (
+            f"the cluster requires Ray's auth token, and Ray sends this machine's "
+            f"({has[0]}) only with RAY_AUTH_MODE=token: export RAY_AUTH_MODE=token"
+        )
+    if mode.lower() == "token":
+        return (
+            "RAY_AUTH_MODE=token, but no Ray auth token is set: export "
+            f"RAY_AUTH_TOKEN=<{head}> (or copy that file to ~/.ray/auth_token)"
+        )
+    return (
+        "the cluster requires Ray's auth token and none is set: export "
+        f"RAY_AUTH_TOKEN=<{head}> (or copy that file to ~/.ray/auth_token) and "
+        "RAY_AUTH_MODE=token"
+    )
 
 
 def _cpus(ray: Any) -> int:
