@@ -2,20 +2,30 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
+# Two stamps in the one venv: the package alone (what `make demo` needs), and the package with
+# the dev tools and Ray (the tests, lint, codegen). Either may come first; the second adds to it.
+PACKAGE := $(VENV)/.installed-package
 STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
 .PHONY: demo test lint format bench clean help toolchains
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,ray]'
-	@touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) --upgrade pip
 
-demo: $(STAMP)  ## a tournament of the sample bots over gRPC, the leaderboard, its page and replays
+$(PACKAGE): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	@touch $(PACKAGE)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(PIP) -e '.[dev,ray]'
+	@touch $(STAMP) $(PACKAGE)
+
+demo: $(PACKAGE)  ## a tournament of the sample bots over gRPC, the leaderboard, its page and replays
 	@rm -rf records/demo.db records/demo.db-wal records/demo.db-shm records/demo-records \
 		records/demo-site
 	@mkdir -p records

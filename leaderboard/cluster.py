@@ -11,10 +11,11 @@ time, so an interrupted run stops after the games in play.
 
 Bots. The driver packs every bot folder (the files and links its content hash covers:
 ``referee.hosting.folder.entries``; links stay links) into one zip as ``bots/<content hash>/``,
-puts it in Ray's object store and passes it to each actor; the first actor on a node unpacks it
-into the node's temporary folder, named by the zip's hash, and hashes every bot again
-(:func:`unpack_bots`): a bot that differs is refused. A bot's build (bot.toml ``build``) then
-runs on the node when the launcher first reads it, as on a local machine. Why not a runtime
+puts it in Ray's object store and passes it to each actor; the first actor on a node to need
+a bot unpacks it into the node's cache of bots, ``<temporary folder>/ttr-bots/<content
+hash>/``, and hashes it again (:func:`unpack_bots`): a bot that differs is refused. A bot's
+build (bot.toml ``build``) then runs on the node when the launcher first reads it, as on a
+local machine, and is kept with it: a package with other entrants reuses it. Why not a runtime
 environment's ``working_dir``: below the job level Ray takes only a URI there (no local folder),
 and the job's runtime environment is fixed when the driver connects, before the run knows its
 bots (``--resume`` reads them from the store).
@@ -41,7 +42,7 @@ import collections
 import contextlib
 import dataclasses
 import fcntl
-import hashlib
+import importlib
 import io
 import os
 import re
@@ -138,7 +139,8 @@ class Cluster:
 def connect(address: str, workers: int | None = None) -> Cluster:
     """Connect to the Ray cluster at ``address`` (see :data:`ADDRESS_HELP`); ``workers`` is
     the number of actors to run, by default one per CPU of the cluster. A failure is a
-    :class:`TournamentError` of one line, raised before anything is stored."""
+    :class:`TournamentError` of one line, raised before anything is stored; a cluster that
+    wants Ray's auth token and does not get it is named at once (:func:`_check_token`)."""
     # Not HOST:PORT (the head's GCS): Ray retries an unanswered one for ever, where Ray Client
     # and ``auto`` fail within seconds.
     if not (address in ("auto", "local") or re.fullmatch(r"ray://[^\s/:]+:\d{1,5}/?", address)):
@@ -162,6 +164,7 @@ def connect(address: str, workers: int | None = None) -> Cluster:
         )
     else:
         options["address"] = address
+        _check_token(address)
     # ray.init installs its own SIGTERM handler (exit at once); the caller's (a `kill` stops a
     # run as Ctrl-C does) stays.
     previous_term = signal.getsignal(signal.SIGTERM)
@@ -178,6 +181,103 @@ def connect(address: str, workers: int | None = None) -> Cluster:
     return Cluster(address, workers or _cpus(ray))
 
 
+#: what a probe of the cluster's gRPC port may take (it answers in milliseconds when up)
+_PROBE_S = 5.0
+#: a cheap call each port answers, whose refusal for want of a token is UNAUTHENTICATED: Ray
+#: Client's (``ray://``), and the head's GCS (``auto``)
+_PROBE_CLIENT = "/ray.rpc.RayletDriver/ClusterInfo"
+_PROBE_GCS = "/ray.rpc.NodeInfoGcsService/GetClusterId"
+
+
+def _check_token(address: str) -> None:
+    """Fail in one line when the cluster refuses this driver for its token (Ray's token
+    authentication: docs/scaling.md). Ray itself retries a refused driver until it times out
+    (Ray Client after 30 s, "ray client connection timeout"; ``auto`` after some 20 s of
+    ``InvalidAuthToken`` log lines, "Failed to connect"), so one call of the cluster's gRPC
+    port, with the token Ray would send, asks first. Anything but a refusal (no answer, no
+    token authentication, an older Ray) leaves the verdict to ``ray.init``."""
+    import grpc
+
+    try:
+        from ray._private import services
+
+        loader = importlib.import_module("ray._raylet").AuthenticationTokenLoader.instance()
+    except (ImportError, AttributeError):  # a Ray without token authentication
+        return
+    target, method = address.removeprefix("ray://").rstrip("/"), _PROBE_CLIENT
+    if address == "auto":
+        named = os.environ.get("RAY_ADDRESS", "")
+        if named.startswith("ray://"):
+            target = named.removeprefix("ray://").rstrip("/")
+        else:
+            try:
+                found = services.canonicalize_bootstrap_address("auto")
+            except Exception:
+                return  # no cluster here: ray.init says so
+            if not found:
+                return
+            target, method = found, _PROBE_GCS
+    token_mode = os.environ.get("RAY_AUTH_MODE", "").lower() == "token"
+    try:
+        found_token = loader.has_token(ignore_auth_mode=True)
+        # what Ray's own gRPC clients send: the token, in token mode only
+        sent = token_mode and found_token
+        metadata = tuple(loader.get_token_for_http_header().items()) if sent else ()
+    except Exception:
+        return
+    if token_mode and not found_token:  # Ray would say so in a paragraph
+        raise TournamentError(f"--cluster {address}: {_token_advice(False)}")
+    try:
+        with grpc.insecure_channel(target) as channel:
+            probe = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+            probe(b"", timeout=_PROBE_S, metadata=metadata)
+    except grpc.RpcError as e:
+        if e.code() == grpc.StatusCode.UNAUTHENTICATED:
+            raise TournamentError(f"--cluster {address}: {_token_advice(sent)}") from None
+    except Exception:
+        return
+
+
+def _token_advice(sent: bool) -> str:
+    """Why the cluster refused this driver, and what to set: one line."""
+    head = "the head's ~/.ray/auth_token"
+    if sent:
+        source = (
+            "RAY_AUTH_TOKEN"
+            if os.environ.get("RAY_AUTH_TOKEN")
+            else os.environ.get("RAY_AUTH_TOKEN_PATH") or "~/.ray/auth_token"
+        )
+        return (
+            f"the cluster refused this machine's Ray auth token (from {source}): "
+            f"use {head} (RAY_AUTH_TOKEN=... or that file in ~/.ray/auth_token)"
+        )
+    mode = os.environ.get("RAY_AUTH_MODE", "")
+    has = [
+        name
+        for name, there in (
+            ("RAY_AUTH_TOKEN", bool(os.environ.get("RAY_AUTH_TOKEN"))),
+            ("RAY_AUTH_TOKEN_PATH", bool(os.environ.get("RAY_AUTH_TOKEN_PATH"))),
+            ("~/.ray/auth_token", (Path.home() / ".ray" / "auth_token").is_file()),
+        )
+        if there
+    ]
+    if has and mode.lower() != "token":
+        return (
+            f"the cluster requires Ray's auth token, and Ray sends this machine's "
+            f"({has[0]}) only with RAY_AUTH_MODE=token: export RAY_AUTH_MODE=token"
+        )
+    if mode.lower() == "token":
+        return (
+            "RAY_AUTH_MODE=token, but no Ray auth token is set: export "
+            f"RAY_AUTH_TOKEN=<{head}> (or copy that file to ~/.ray/auth_token)"
+        )
+    return (
+        "the cluster requires Ray's auth token and none is set: export "
+        f"RAY_AUTH_TOKEN=<{head}> (or copy that file to ~/.ray/auth_token) and "
+        "RAY_AUTH_MODE=token"
+    )
+
+
 def _cpus(ray: Any) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
@@ -191,9 +291,9 @@ class GameActor:
     worker's ``run_task``. Made a Ray actor by :class:`RayWorkers` (``ray.remote``), so this
     module imports without Ray."""
 
-    def __init__(self, settings: Settings, package_id: str, package: bytes) -> None:
-        #: the node's copy of the bots, bots/<hash>/, or why it may not be played
-        self.home, self.refusal = unpack_bots(package_id, package)
+    def __init__(self, settings: Settings, package: bytes) -> None:
+        #: the node's cache of bots, <hash>/ each, and why the package may not be played
+        self.home, self.refusal = unpack_bots(package)
         self.records = settings.records  #: the driver's records folder (paths in answers)
         self.scratch = Path(tempfile.mkdtemp(prefix="ttr-ray-"))
         self.settings = dataclasses.replace(
@@ -210,7 +310,7 @@ class GameActor:
         self.copies = Path(tempfile.mkdtemp(prefix="ttr-ray-copies-"))
 
     def _staged(self, entrant: Entrant) -> Path:
-        shared = self.home / "bots" / entrant.content_hash
+        shared = self.home / entrant.content_hash
         if self.holders.setdefault(entrant.content_hash, entrant.bot_id) == entrant.bot_id:
             return shared
         own = self.copies / f"{entrant.content_hash}-{entrant.bot_id}"
@@ -287,49 +387,66 @@ class GameActor:
         shutil.rmtree(self.copies, ignore_errors=True)
 
 
-def unpack_bots(package_id: str, package: bytes) -> tuple[Path, str]:
-    """The node's copy of a package of bots (:func:`pack_bots`), unpacked once per node and
-    package into the temporary folder, and why it may not be played ('' if it may): every
-    bot must hash as the driver's did. Checked right after unpacking, under a lock, before
-    any build runs in a bot's folder (its outputs would change the hash); the node's other
-    actors then find it ready."""
-    home = Path(tempfile.gettempdir()) / f"ttr-bots-{package_id[:24]}"
-    with (home.parent / f"{home.name}.lock").open("a") as lock:
+def unpack_bots(package: bytes) -> tuple[Path, str]:
+    """The node's cache of bots, where each bot of a package (:func:`pack_bots`) is kept by
+    its own content hash as ``<temporary folder>/ttr-bots/<hash>/``, and why the package may
+    not be played ('' if it may). A bot is unpacked there once per node, whatever package
+    brings it, and hashed again under its lock before any build runs in its folder (its
+    outputs would change the hash): a bot that differs is refused and not kept. So a bot's
+    build is kept across packages: a league night whose entrants changed rebuilds only the
+    bots that did."""
+    home = Path(tempfile.gettempdir()) / "ttr-bots"
+    home.mkdir(mode=0o755, exist_ok=True)  # readable by the bots' own uid, as a checkout
+    members: dict[str, list[tuple[str, zipfile.ZipInfo]]] = collections.defaultdict(list)
+    with zipfile.ZipFile(io.BytesIO(package)) as zf:
+        for info in zf.infolist():
+            top, digest, rel = [*info.filename.split("/", 2), "", ""][:3]
+            if top == "bots" and re.fullmatch(r"[0-9a-f]{64}", digest) and rel:
+                members[digest].append((rel, info))
+        refusals = [_unpack_bot(zf, home, digest, found) for digest, found in members.items()]
+    return home, next((r for r in refusals if r), "")
+
+
+def _unpack_bot(
+    zf: zipfile.ZipFile, home: Path, digest: str, members: list[tuple[str, zipfile.ZipInfo]]
+) -> str:
+    """Unpack one bot into ``home/<digest>/`` unless a checked copy is there already (a
+    ``<digest>.checked`` beside it); why it may not be played, or ''."""
+    bot, checked = home / digest, home / f"{digest}.checked"
+    with (home / f"{digest}.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        ready = home / ".ttr-checked"
-        if ready.exists():
-            return home, ready.read_text()
-        partial = Path(tempfile.mkdtemp(prefix=f"{home.name}.", dir=home.parent))
-        partial.chmod(0o755)  # as a checkout would be: readable by the bots' own uid
-        with zipfile.ZipFile(io.BytesIO(package)) as zf:
-            for info in zf.infolist():
-                target = partial / info.filename
-                if not target.resolve().is_relative_to(partial.resolve()):
-                    continue  # we made the zip; never write outside the folder regardless
-                target.parent.mkdir(parents=True, exist_ok=True)
-                mode = info.external_attr >> 16
-                if stat.S_ISLNK(mode):
-                    link = zf.read(info).decode()
-                    inside = Path(os.path.normpath(target.parent / link))
-                    if os.path.isabs(link) or not inside.is_relative_to(partial):
-                        continue  # the driver packs only links inside a folder
-                    target.symlink_to(link)
-                    continue
-                with zf.open(info) as member, target.open("wb") as out:
-                    shutil.copyfileobj(member, out, 1 << 20)
-                target.chmod(mode & 0o777 or 0o644)
-        refusal = ""
-        for folder in sorted((partial / "bots").iterdir()):
-            found = content_hash(folder)
-            if found != folder.name:
-                refusal = (
-                    f"node {socket.gethostname()}: its copy of bot {folder.name[:12]} hashes "
-                    f"{found[:12]}; refusing to play a bot other than the one entered"
-                )
-        (partial / ".ttr-checked").write_text(refusal)
-        shutil.rmtree(home, ignore_errors=True)
-        partial.rename(home)
-    return home, refusal
+        if checked.exists() and bot.is_dir():
+            return ""
+        partial = Path(tempfile.mkdtemp(prefix=f"{digest}.", dir=home))
+        partial.chmod(0o755)
+        for rel, info in members:
+            target = partial / rel
+            if not target.resolve().is_relative_to(partial.resolve()):
+                continue  # we made the zip; never write outside the folder regardless
+            target.parent.mkdir(parents=True, exist_ok=True)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                link = zf.read(info).decode()
+                inside = Path(os.path.normpath(target.parent / link))
+                if os.path.isabs(link) or not inside.is_relative_to(partial):
+                    continue  # the driver packs only links inside a folder
+                target.symlink_to(link)
+                continue
+            with zf.open(info) as member, target.open("wb") as out:
+                shutil.copyfileobj(member, out, 1 << 20)
+            target.chmod(mode & 0o777 or 0o644)
+        found = content_hash(partial)
+        if found != digest:
+            shutil.rmtree(partial, ignore_errors=True)
+            return (
+                f"node {socket.gethostname()}: its copy of bot {digest[:12]} hashes "
+                f"{found[:12]}; refusing to play a bot other than the one entered"
+            )
+        checked.unlink(missing_ok=True)
+        shutil.rmtree(bot, ignore_errors=True)
+        partial.rename(bot)
+        checked.touch()
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -338,14 +455,16 @@ def unpack_bots(package_id: str, package: bytes) -> tuple[Path, str]:
 
 def pack_bots(folders: Sequence[str], out: Path) -> dict[str, str]:
     """Write the zip of ``folders`` as ``bots/<content hash>/...`` to ``out``; each folder's
-    hash by its path. Deterministic (sorted, fixed times), so an unchanged set of bots is the
-    same package: a node unpacks it once (its copy is named by the zip's hash) and keeps the
-    bots' builds for the next league night."""
+    hash by its path. A node keeps each bot by that hash (:func:`unpack_bots`), with its
+    build, for the next package that holds it."""
     hashes: dict[str, str] = {}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for folder in sorted(set(folders)):
             digest = content_hash(folder)
+            packed = digest in hashes.values()
             hashes[folder] = digest
+            if packed:  # two folders of the same files (two spellings of one path, two
+                continue  # copies of a bot, the validation bot entered): packed once
             for entry in entries(folder):
                 info = zipfile.ZipInfo(
                     f"bots/{digest}/{entry.rel}", date_time=(1980, 1, 1, 0, 0, 0)
@@ -385,7 +504,6 @@ class RayWorkers:
         self.settings = settings
         self.folder = Path(tempfile.mkdtemp(prefix="ttr-cluster-"))
         self.package: Path | None = None
-        self.package_id = ""  #: the zip's SHA-256: the nodes' copies are named by it
         self.package_ref: Any = None  #: the zip in Ray's object store
         self.hashes: dict[str, str] = {}  #: bot folder -> content hash, of the package
         self.pending: collections.deque[Task] = collections.deque()
@@ -411,16 +529,14 @@ class RayWorkers:
         package = self.folder / f"{len(list(self.folder.iterdir()))}-{_PACKAGE_NAME}"
         self.hashes = pack_bots(sorted(folders), package)
         self.package = package
-        data = package.read_bytes()
-        self.package_id = hashlib.sha256(data).hexdigest()
-        self.package_ref = self.ray.put(data)
+        self.package_ref = self.ray.put(package.read_bytes())
         for slot in self.idle:
             self._release(slot)
         self.idle.clear()
 
     def _actor_settings(self) -> Settings:
         return dataclasses.replace(
-            self.settings, validation_bot=f"bots/{self.hashes[self.settings.validation_bot]}"
+            self.settings, validation_bot=self.hashes[self.settings.validation_bot]
         )
 
     # tasks ------------------------------------------------------------------------------------
@@ -471,7 +587,7 @@ class RayWorkers:
         assert self.package is not None
         actor = self.remote.options(
             num_cpus=1, max_restarts=0, max_task_retries=0, scheduling_strategy="SPREAD"
-        ).remote(self._actor_settings(), self.package_id, self.package_ref)
+        ).remote(self._actor_settings(), self.package_ref)
         return _Slot(actor)
 
     def results(self, expected: int) -> Iterator[Answer]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,20 @@ def test_every_link_between_the_docs_leads_somewhere(doc: Path) -> None:
         assert file.exists(), f"{doc.name}: link to {target}: no such file"
         if anchor and file.suffix == ".md":
             assert anchor in _anchors(file), f"{doc.name}: link to {target}: no such heading"
+
+
+def _installs(target: str) -> list[str]:
+    """What ``make TARGET`` would pip-install on a fresh clone (``make -n -B``: printed, not
+    run)."""
+    made = subprocess.run(
+        ["make", "-n", "-B", "-C", str(ROOT), target], capture_output=True, text=True, check=True
+    )
+    return [line.split(" -e ", 1)[1] for line in made.stdout.splitlines() if " -e " in line]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_demo_installs_the_package_alone_and_make_test_the_extras() -> None:
+    """The README's two commands each install what they need: the demo only the package
+    (no Ray, no dev tools), the tests the dev tools and Ray."""
+    assert _installs("demo") == ["."]
+    assert _installs("test") == ["'.[dev,ray]'"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -58,7 +59,9 @@ def test_a_link_out_of_the_folder_is_refused(bot: Path, tmp_path: Path, how: str
         entries(bot)
 
 
-def test_links_inside_stay_links_in_the_hash_and_the_package(bot: Path, tmp_path: Path) -> None:
+def test_links_inside_stay_links_in_the_hash_and_the_package(
+    bot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (bot / "lib").mkdir()
     (bot / "lib" / "data.txt").write_text("inside")
     (bot / "data.txt").symlink_to("lib/data.txt")
@@ -72,15 +75,15 @@ def test_links_inside_stay_links_in_the_hash_and_the_package(bot: Path, tmp_path
     with zipfile.ZipFile(package) as zf:
         names = zf.namelist()
     assert any(n.endswith("/data.txt") for n in names)
-    home, refusal = unpack_bots("test-" + hashes[str(bot)][:16], package.read_bytes())
-    try:
-        assert refusal == ""
-        copy = home / "bots" / hashes[str(bot)]
-        assert (copy / "data.txt").is_symlink()
-        assert os.readlink(copy / "data.txt") == "lib/data.txt"
-        assert (copy / "data.txt").read_text() == "changed"
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    node = tmp_path / "node"  # the node's temporary folder, where it keeps its bots
+    node.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(node))
+    home, refusal = unpack_bots(package.read_bytes())
+    assert refusal == ""
+    copy = home / hashes[str(bot)]
+    assert (copy / "data.txt").is_symlink()
+    assert os.readlink(copy / "data.txt") == "lib/data.txt"
+    assert (copy / "data.txt").read_text() == "changed"
 
 
 def test_the_packer_never_reads_what_a_link_out_points_to(bot: Path, tmp_path: Path) -> None:

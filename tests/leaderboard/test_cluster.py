@@ -9,7 +9,6 @@ starts its own with ``--cluster local``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -327,7 +326,7 @@ def test_identical_bots_of_two_entrants_are_two_processes_on_a_node(tmp_path: Pa
     assert hashes[str(one)] == hashes[str(two)]
     data = package.read_bytes()
     settings = Settings("usa", 2, 1000, 5000, 10.0, None, validation_bot=str(one))
-    actor = GameActor(settings, hashlib.sha256(data).hexdigest(), data)
+    actor = GameActor(settings, data)
     try:
         first = actor._staged(Entrant(1, str(one), "a", "v1", hashes[str(one)]))
         second = actor._staged(Entrant(2, str(two), "b", "v1", hashes[str(two)]))
