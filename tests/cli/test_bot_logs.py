@@ -10,14 +10,15 @@ of its stderr on screen and in the store, its whole output in a log beside the r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 
@@ -416,13 +417,20 @@ def test_a_long_line_split_across_pipe_reads_is_echoed_whole(tmp_path: Path) -> 
     assert shown[1] == "next"
 
 
-def _pipes_into(log: BotLog) -> tuple[int, int, IO[bytes], IO[bytes]]:
-    """A BotLog reading two fresh pipes: returns the write ends and the read files."""
+@contextlib.contextmanager
+def _piped(log: BotLog) -> Iterator[tuple[int, int]]:
+    """``log`` reading two fresh pipes, as it reads a bot's stdout and stderr: yields the
+    write ends, and closes both ends and the log afterwards however the test ends."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    out, err = open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)  # noqa: SIM115
-    log.attach(out, err)
-    return out_w, err_w, out, err
+    with open(out_r, "rb", buffering=0) as out, open(err_r, "rb", buffering=0) as err:
+        log.attach(out, err)
+        try:
+            yield out_w, err_w
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+            log.close()
 
 
 def test_each_line_goes_with_the_answer_it_was_written_before() -> None:
@@ -431,8 +439,7 @@ def test_each_line_goes_with_the_answer_it_was_written_before() -> None:
     twice, and a line not ended yet is taken as it stands."""
     log = BotLog(1024 * 1024)
     log.log_to(None)
-    out_w, err_w, out, err = _pipes_into(log)
-    try:
+    with _piped(log) as (out_w, err_w):
         for i in range(300):
             os.write(out_w, f"decision {i}\n".encode())
             if i % 3 == 0:
@@ -440,12 +447,6 @@ def test_each_line_goes_with_the_answer_it_was_written_before() -> None:
             taken = log.take_lines()
             want = [f"decision {i}"] + ([f"err {i}", f"no newline {i}"] if i % 3 == 0 else [])
             assert sorted(taken) == sorted(want), (i, taken)
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-        log.close()
-        out.close()
-        err.close()
 
 
 def test_the_record_keeps_a_bounded_escaped_share_of_the_lines(
@@ -457,8 +458,7 @@ def test_the_record_keeps_a_bounded_escaped_share_of_the_lines(
     log = BotLog(1024 * 1024)
     assert log.take_lines() == []  # not collecting before a game's log_to
     log.log_to(None)
-    out_w, err_w, out, err = _pipes_into(log)
-    try:
+    with _piped(log) as (out_w, _):
         os.write(out_w, b"\x1b[31mred\x1b[0m\r\n" + b"z" * 3000 + b"\n")
         assert log.take_lines() == [
             "\\x1b[31mred\\x1b[0m",  # a terminal code stays text
@@ -483,9 +483,3 @@ def test_the_record_keeps_a_bounded_escaped_share_of_the_lines(
             "[ttr: 2 more line(s) only in the log: the record keeps 100 characters of a "
             "bot's output per game]"
         ]
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-        log.close()
-        out.close()
-        err.close()
