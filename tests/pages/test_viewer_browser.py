@@ -391,3 +391,43 @@ def test_a_bots_lines_show_at_their_step_as_text(
         page.locator("#log .output").count()
         == 2 * sum(1 for a in data["actions"] if a["seat"] == other) + 1
     )
+
+
+#: Each city name's box and each car's corners, as the page drew them (SVG user units).
+_NAMES_AND_CARS = """() => ({
+  names: Array.from(document.querySelectorAll('#board .labels .city-name')).map(t => {
+    const b = t.getBBox(); return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height]; }),
+  cars: Array.from(document.querySelectorAll('#board .car')).map(
+    c => c.getAttribute('points').split(' ').map(p => p.split(',').map(Number))),
+})"""
+
+
+def _box_meets_polygon(box: list[float], polygon: list[list[float]]) -> bool:
+    """Whether a box and a convex polygon overlap (separating axes: none separates them)."""
+    corners = [(box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3])]
+    axes = [(1.0, 0.0), (0.0, 1.0)]
+    for (x0, y0), (x1, y1) in zip(polygon, polygon[1:] + polygon[:1], strict=True):
+        axes.append((y0 - y1, x1 - x0))
+    for ax, ay in axes:
+        a = [x * ax + y * ay for x, y in corners]
+        b = [x * ax + y * ay for x, y in polygon]
+        if max(a) <= min(b) or max(b) <= min(a):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("variant", ["usa", "newyork"])
+def test_city_names_sit_off_the_tracks(variant: str, games: dict[str, Game], page: Page) -> None:
+    """A name drawn over a track hides its cars under the name's halo: each name is placed
+    where it crosses the fewest (board.js), and most cross none. Every name is in its own
+    layer above the cities. (Drawn at each city's north-east, as before, most crossed one.)"""
+    open_page(page, games[variant].page)
+    drawn = page.evaluate(_NAMES_AND_CARS)
+    assert len(drawn["names"]) == len(games[variant].ruleset.game_map.cities)
+    # the box's edges hold the font's line spacing, not ink: 1-2 units in from them
+    crossing = [
+        name
+        for name, x0, y0, x1, y1 in drawn["names"]
+        if any(_box_meets_polygon([x0 + 1, y0 + 2, x1 - 1, y1 - 2], c) for c in drawn["cars"])
+    ]
+    assert len(crossing) <= len(drawn["names"]) // 2, crossing
