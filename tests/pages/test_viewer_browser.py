@@ -7,6 +7,7 @@ page is saved as a screenshot (test-artifacts/screenshots/replay-VARIANT.png).""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,14 @@ def test_each_variant_steps_and_draws_what_the_engine_holds(
     check_step(page, game, mid - 1)
     page.click("#forward")
     picture(page, f"replay-{variant}")
+    # the step's header says "turn" once (the plain turn phase is not named again)
+    heads = page.locator("#log .entry-head").all_text_contents()
+    assert [h for h in heads if h.count("turn") != 1] == [heads[0]]  # step 0: the deal
+    # a seat's pieces by their name: New York's are taxis (rulebook 001:164-165)
+    if game.family.name == "board":
+        piece = {"newyork": "taxi"}.get(variant, "train")
+        facts = page.locator("#players .facts").all_text_contents()
+        assert facts and all(re.search(rf"\b\d+ {piece}s? left\b", f) for f in facts), facts
 
     # the whole truth shows seat 0's secret tickets where it holds them (or is offered them:
     # in the card game every kept ticket is shown to all by the end); seat 1's eyes never do
@@ -221,10 +230,14 @@ def test_faults_are_marked_where_they_happened(games: dict[str, Game], page: Pag
     assert "answer rejected (pass.not_allowed)" in page.inner_text("#now")
     page.select_option("#seat", "0")  # seat 0 was never told of seat 1's faults
     assert page.locator("#faults .fault-item").count() == 0
+    # no faults: a plain "none", not a numbered list of one item "none"
+    assert page.locator("#faults li").count() == 0 and not page.is_visible("#faults")
+    assert page.is_visible("#no-faults") and page.inner_text("#no-faults") == "none"
     assert page.locator("#chart line.mark").count() == 0
     assert page.locator("#log .entry.has-fault").count() == 0
     page.select_option("#seat", "1")
     assert page.locator("#faults .fault-item").count() == expected
+    assert page.is_visible("#faults") and not page.is_visible("#no-faults")
     picture(page, "replay-faults")
 
 

@@ -290,7 +290,7 @@
       var facts = [plural(p.hand_size, "card"), plural(p.tickets, "ticket") + " in hand"];
       if (p.tickets_pending) facts.push(plural(p.tickets_pending, "ticket") + " offered");
       if (game.family === "board") {
-        facts.push(plural(p.trains, "train") + " left", plural(p.routes.length, "route"));
+        facts.push(plural(p.trains, game.board.piece) + " left", plural(p.routes.length, "route"));
         panel.setAttribute("data-trains", p.trains);
       } else facts.push("stack " + p.stack_size);
       panel.appendChild(text("div", facts.join(" \u00b7 "), {"class": "facts muted"}));
