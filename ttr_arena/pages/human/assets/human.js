@@ -410,22 +410,7 @@
     var o = st.outcome;
     if (!o) return;
     box.appendChild(text("h2", "Final scores"));
-    var table = text("table", null, {"class": "outcome"});
-    var tr = text("tr");
-    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
-    table.appendChild(tr);
-    o.rows.forEach(function (row) {
-      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
-      row.cells.forEach(function (c, i) {
-        var td = text("td", c, {"class": i === 1 ? "left" : ""});
-        if (i === 1) td.insertBefore(dot(row.seat), td.firstChild);
-        r.appendChild(td);
-      });
-      table.appendChild(r);
-    });
-    var wrap = text("div", null, {"class": "outcome-box"});
-    wrap.appendChild(table);
-    box.appendChild(wrap);
+    box.appendChild(TTR.outcomeTable(o, game.seat_colours));
     o.details.forEach(function (d) {
       var line = text("div", null, {"class": "line why", "data-seat": d.seat});
       line.appendChild(dot(d.seat));

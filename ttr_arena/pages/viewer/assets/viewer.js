@@ -356,22 +356,7 @@
     }
     var o = film.outcome;
     box.appendChild(text("h2", "Final scores after " + plural(o.turns, "turn") + " (" + String(o.end_reason).replace(/_/g, " ") + ")"));
-    var table = text("table", null, {"class": "outcome"});
-    var tr = text("tr");
-    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
-    table.appendChild(tr);
-    o.rows.forEach(function (row) {
-      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
-      row.cells.forEach(function (c, i) {
-        var td = text("td", c, {"class": i === 1 ? "left" : ""});
-        if (i === 1) td.insertBefore(dot(row.seat), td.firstChild);
-        r.appendChild(td);
-      });
-      table.appendChild(r);
-    });
-    var wrap = text("div", null, {"class": "outcome-box"});
-    wrap.appendChild(table);
-    box.appendChild(wrap);
+    box.appendChild(TTR.outcomeTable(o, colours));
     // why: every seat's tickets and bonuses (the outcome is sent to every seat at the end)
     box.appendChild(text("h3", "Why: tickets and bonuses"));
     (o.details || []).forEach(function (d) {
