@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,7 @@ class Played:
     bodies: list[str]  #: every response body before the page showed the end
     seat: int
     log: list[str]  #: the page's game log at the end
+    facts: list[str]  #: each seat's line of counts at the end
 
 
 def start(tmp_path: Path, variant: str, seed: int, seat: int = 0) -> tuple[Any, str, Path]:
@@ -182,6 +184,7 @@ def play_through(
         log = page.eval_on_selector_all(
             "#log .entry-line", "lines => lines.map(l => l.textContent)"
         )
+        facts = page.eval_on_selector_all("#players .facts", "f => f.map(l => l.textContent)")
         assert page.inner_text("#record").endswith(str(record))
         assert page.query_selector_all("#final table.outcome tr[data-seat]")
         screenshot(page, f"human-{variant}")
@@ -192,7 +195,7 @@ def play_through(
     assert proc.returncode == 0, out + err
     assert f"record: {record}" in out
     assert f"{seat}:human" in out
-    return Played(record, readings, bodies, seat, log)
+    return Played(record, readings, bodies, seat, log, facts)
 
 
 def check(played: Played) -> None:
@@ -290,3 +293,9 @@ def test_a_whole_game_through_the_page_shows_the_seat_its_view_and_no_more(
         page, tmp_path, variant, seed, seat, illegal=usa, picture="human-play" if usa else ""
     )
     check(played)
+    # a seat's pieces by their name: New York's are taxis (rulebook 001:164-165)
+    pieces = {"usa": "train", "newyork": "taxi"}
+    if variant in pieces:
+        assert played.facts and all(
+            re.search(rf"\b\d+ {pieces[variant]}s? left\b", f) for f in played.facts
+        ), played.facts

@@ -21,9 +21,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from leaderboard.store import Store
+from leaderboard.store import Store, TournamentSpec
 from leaderboard.table import leaderboard, text_rows
 from tests.browser import screenshot
+from tests.leaderboard.test_store import make_game
+from ttr_arena.pages.league.static import export
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -193,3 +195,34 @@ def test_the_served_page_follows_a_running_tournament(page: Page, tmp_path: Path
     page.locator("table.recent a.replay").first.click()
     page.wait_for_selector("body[data-ready='1']", timeout=WAIT_MS)
     assert page.url.startswith((site / "games").as_uri())
+
+
+#: Each rating line's points as drawn (SVG units): [[x, y], ...] per bot.
+LINES_JS = """() => Array.from(document.querySelectorAll('svg.rating-chart polyline.series'))
+  .map(l => l.getAttribute('points').split(' ').map(p => p.split(',').map(Number)))"""
+
+
+def test_a_rating_line_runs_on_flat_to_the_end_of_the_chart(page: Page, tmp_path: Path) -> None:
+    """A bot that stopped playing keeps its rating until it plays again: its line goes on,
+    flat, to the pool's last game (it stopped at its own last game). A store made by hand:
+    ``early`` plays the first two of five games only."""
+    db = tmp_path / "l.db"
+    with Store(db) as store:
+        early, b, c = (store.add_bot(n, "1", "", f"h{n}") for n in ("early", "b", "c"))
+        spec = TournamentSpec("night", "usa@1", 2, 5, 1, {"bots": []})
+        t = store.begin_tournament(spec).tournament_id
+        for bot in (early, b, c):
+            store.enter(t, bot, f"/bots/{bot}", True)
+        for i, pair in enumerate([(early, b), (c, early), (b, c), (c, b), (b, c)]):
+            store.record_game(make_game(t, i, pair))
+        store.finish_tournament(t)
+    export(db, tmp_path / "site")
+    page.goto((tmp_path / "site" / "index.html").as_uri())
+    page.wait_for_selector("svg.rating-chart polyline.series")
+    lines = page.evaluate(LINES_JS)
+    assert len(lines) == 3
+    end = max(x for line in lines for x, _ in line)
+    assert [line[-1][0] for line in lines] == [end] * 3
+    # the early bot's line: flat from its last game (the pool's second) to the end
+    flat = [line for line in lines if len({round(x) for x, _ in line}) == 4]
+    assert len(flat) == 1 and flat[0][-1][1] == flat[0][-2][1] and flat[0][-2][0] < end

@@ -7,6 +7,7 @@ page is saved as a screenshot (test-artifacts/screenshots/replay-VARIANT.png).""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,14 @@ def test_each_variant_steps_and_draws_what_the_engine_holds(
     check_step(page, game, mid - 1)
     page.click("#forward")
     picture(page, f"replay-{variant}")
+    # the step's header says "turn" once (the plain turn phase is not named again)
+    heads = page.locator("#log .entry-head").all_text_contents()
+    assert [h for h in heads if h.count("turn") != 1] == [heads[0]]  # step 0: the deal
+    # a seat's pieces by their name: New York's are taxis (rulebook 001:164-165)
+    if game.family.name == "board":
+        piece = {"newyork": "taxi"}.get(variant, "train")
+        facts = page.locator("#players .facts").all_text_contents()
+        assert facts and all(re.search(rf"\b\d+ {piece}s? left\b", f) for f in facts), facts
 
     # the whole truth shows seat 0's secret tickets where it holds them (or is offered them:
     # in the card game every kept ticket is shown to all by the end); seat 1's eyes never do
@@ -221,10 +230,14 @@ def test_faults_are_marked_where_they_happened(games: dict[str, Game], page: Pag
     assert "answer rejected (pass.not_allowed)" in page.inner_text("#now")
     page.select_option("#seat", "0")  # seat 0 was never told of seat 1's faults
     assert page.locator("#faults .fault-item").count() == 0
+    # no faults: a plain "none", not a numbered list of one item "none"
+    assert page.locator("#faults li").count() == 0 and not page.is_visible("#faults")
+    assert page.is_visible("#no-faults") and page.inner_text("#no-faults") == "none"
     assert page.locator("#chart line.mark").count() == 0
     assert page.locator("#log .entry.has-fault").count() == 0
     page.select_option("#seat", "1")
     assert page.locator("#faults .fault-item").count() == expected
+    assert page.is_visible("#faults") and not page.is_visible("#no-faults")
     picture(page, "replay-faults")
 
 
@@ -391,3 +404,43 @@ def test_a_bots_lines_show_at_their_step_as_text(
         page.locator("#log .output").count()
         == 2 * sum(1 for a in data["actions"] if a["seat"] == other) + 1
     )
+
+
+#: Each city name's box and each car's corners, as the page drew them (SVG user units).
+_NAMES_AND_CARS = """() => ({
+  names: Array.from(document.querySelectorAll('#board .labels .city-name')).map(t => {
+    const b = t.getBBox(); return [t.textContent, b.x, b.y, b.x + b.width, b.y + b.height]; }),
+  cars: Array.from(document.querySelectorAll('#board .car')).map(
+    c => c.getAttribute('points').split(' ').map(p => p.split(',').map(Number))),
+})"""
+
+
+def _box_meets_polygon(box: list[float], polygon: list[list[float]]) -> bool:
+    """Whether a box and a convex polygon overlap (separating axes: none separates them)."""
+    corners = [(box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3])]
+    axes = [(1.0, 0.0), (0.0, 1.0)]
+    for (x0, y0), (x1, y1) in zip(polygon, polygon[1:] + polygon[:1], strict=True):
+        axes.append((y0 - y1, x1 - x0))
+    for ax, ay in axes:
+        a = [x * ax + y * ay for x, y in corners]
+        b = [x * ax + y * ay for x, y in polygon]
+        if max(a) <= min(b) or max(b) <= min(a):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("variant", ["usa", "newyork"])
+def test_city_names_sit_off_the_tracks(variant: str, games: dict[str, Game], page: Page) -> None:
+    """A name drawn over a track hides its cars under the name's halo: each name is placed
+    where it crosses the fewest (board.js), and most cross none. Every name is in its own
+    layer above the cities. (Drawn at each city's north-east, as before, most crossed one.)"""
+    open_page(page, games[variant].page)
+    drawn = page.evaluate(_NAMES_AND_CARS)
+    assert len(drawn["names"]) == len(games[variant].ruleset.game_map.cities)
+    # the box's edges hold the font's line spacing, not ink: 1-2 units in from them
+    crossing = [
+        name
+        for name, x0, y0, x1, y1 in drawn["names"]
+        if any(_box_meets_polygon([x0 + 1, y0 + 2, x1 - 1, y1 - 2], c) for c in drawn["cars"])
+    ]
+    assert len(crossing) <= len(drawn["names"]) // 2, crossing

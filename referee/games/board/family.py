@@ -50,7 +50,8 @@ def _columns(ruleset: Ruleset) -> list[Column]:
         columns.append((_BONUS_COLUMNS[bonus.kind], _bonus_cell(bonus.kind)))
     if ruleset.attraction_points:
         columns.append(("+attract", lambda s: str(s.attraction_points)))
-    columns.append(("path", lambda s: str(s.longest_path)))
+    if ruleset.longest_path_bonus:  # the path's length scores only through its bonus card
+        columns.append(("path", lambda s: str(s.longest_path)))
     return columns
 
 

@@ -208,11 +208,17 @@ def schematic_layout(game_map: GameMap) -> tuple[tuple[float, float], ...]:
     )
 
 
+#: What a seat's pieces are called where they are not trains. The rulesets do not name them
+#: (the engine counts them as ``trains``), so the pages learn it here and only here: New
+#: York's are taxis (rulebook 001:164-165, "60 plastic Taxis (15 in each color)").
+_PIECES = {"newyork": "taxi"}
+
+
 def board_data(ruleset: Any, describe: Any) -> dict[str, Json]:
     """The map as the pages draw it (web/assets/board.js, for the replay and for the human
     seat's page): cities at their coordinates (or a schematic layout when the data has
     none), routes with length, colour (-1 gray), the other track of a double route (-1 none)
-    and the map's own label."""
+    and the map's own label; and what a seat's pieces are called (``piece``, singular)."""
     game_map = ruleset.game_map
     schematic = any(c.x is None or c.y is None for c in game_map.cities)
     where = (
@@ -221,6 +227,7 @@ def board_data(ruleset: Any, describe: Any) -> dict[str, Json]:
         else tuple((float(c.x), float(c.y)) for c in game_map.cities)
     )
     return {
+        "piece": _PIECES.get(ruleset.name, "train"),
         "schematic": schematic,
         "cities": [
             {"name": c.name, "x": x, "y": y, "attraction": c.attraction}
@@ -510,6 +517,7 @@ _BODY = """
     <svg id="chart" role="img" aria-label="scores over the game"></svg>
     <div id="final"></div>
     <h2>Faults</h2>
+    <p id="no-faults" class="muted" hidden>none</p>
     <ol id="faults"></ol>
   </aside>
 </main>

@@ -290,7 +290,7 @@
       var facts = [plural(p.hand_size, "card"), plural(p.tickets, "ticket") + " in hand"];
       if (p.tickets_pending) facts.push(plural(p.tickets_pending, "ticket") + " offered");
       if (game.family === "board") {
-        facts.push(plural(p.trains, "train") + " left", plural(p.routes.length, "route"));
+        facts.push(plural(p.trains, game.board.piece) + " left", plural(p.routes.length, "route"));
         panel.setAttribute("data-trains", p.trains);
       } else facts.push("stack " + p.stack_size);
       panel.appendChild(text("div", facts.join(" \u00b7 "), {"class": "facts muted"}));
@@ -410,22 +410,7 @@
     var o = st.outcome;
     if (!o) return;
     box.appendChild(text("h2", "Final scores"));
-    var table = text("table", null, {"class": "outcome"});
-    var tr = text("tr");
-    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
-    table.appendChild(tr);
-    o.rows.forEach(function (row) {
-      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
-      row.cells.forEach(function (c, i) {
-        var td = text("td", c, {"class": i === 1 ? "left" : ""});
-        if (i === 1) td.insertBefore(dot(row.seat), td.firstChild);
-        r.appendChild(td);
-      });
-      table.appendChild(r);
-    });
-    var wrap = text("div", null, {"class": "outcome-box"});
-    wrap.appendChild(table);
-    box.appendChild(wrap);
+    box.appendChild(TTR.outcomeTable(o, game.seat_colours));
     o.details.forEach(function (d) {
       var line = text("div", null, {"class": "line why", "data-seat": d.seat});
       line.appendChild(dot(d.seat));

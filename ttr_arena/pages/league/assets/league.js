@@ -145,11 +145,20 @@
   function drawChart(pool, colour, box) {
     var label = {};
     pool.standings.forEach(function (s) { label[s.bot_id] = s.label; });
+    // A bot's rating holds until it plays again: its line runs on, flat, from its last game
+    // to the pool's last (without this, a bot that stopped playing looked cut off).
+    var end = 0;
+    pool.history.forEach(function (h) {
+      h.points.forEach(function (p) { end = Math.max(end, p[0]); });
+    });
     var series = pool.history.map(function (h) {
+      var held = h.points.slice();
+      var last = held[held.length - 1];
+      if (last && last[0] < end) held.push([end].concat(last.slice(1)));
       return {
         name: label[h.bot_id], colour: colour[h.bot_id],
-        points: h.points.map(function (p) { return [p[0], p[3]]; }),
-        band: h.points.map(function (p) { return [p[0], p[3], p[1]]; })
+        points: held.map(function (p) { return [p[0], p[3]]; }),
+        band: held.map(function (p) { return [p[0], p[3], p[1]]; })
       };
     });
     var svg = TTR.svg("svg", {"class": "rating-chart", width: 720, height: 260, role: "img",
@@ -166,7 +175,7 @@
     });
     box.appendChild(key);
     box.appendChild(text("p", "Line: the rating (mu - 3 sigma, what the table sorts by) after each game " +
-      "the bot played. Band: from the rating up to mu, the estimated skill; it narrows as sigma " +
+      "the bot played, flat after its last. Band: from the rating up to mu, the estimated skill; it narrows as sigma " +
       "(the uncertainty) shrinks.", {"class": "muted small"}));
   }
 

@@ -16,7 +16,8 @@
   var names = film.names;
   var colours = film.seat_colours;
   var isBoard = film.family === "board";
-  var PHASES = {deal: "the deal", setup_tickets: "starting tickets", turn: "turn",
+  // A step's phase in words; the plain turn has none (the header already says "turn N").
+  var PHASES = {deal: "the deal", setup_tickets: "starting tickets", turn: "",
     second_card: "second card", keep_tickets: "ticket choice"};
 
   // ---- frames: the film's deltas, rebuilt (ttr_arena.pages.viewer.frames does the same in Python)
@@ -228,7 +229,7 @@
       head.appendChild(text("b", String(film.scores[k][p.seat]), {"class": "score", "data-score": p.seat}));
       panel.appendChild(head);
       var facts = [plural(p.hand_size, "card"), plural(p.tickets, "ticket") + " in hand"];
-      if (isBoard) facts.push(plural(p.trains, "train") + " left", plural(p.routes.length, "route"));
+      if (isBoard) facts.push(plural(p.trains, film.board.piece) + " left", plural(p.routes.length, "route"));
       else facts.push("stack " + p.stack_size);
       panel.appendChild(text("div", facts.join(" \u00b7 "), {"class": "facts muted"}));
       if (own) {
@@ -257,7 +258,8 @@
   function stepHead(k) {
     if (k === 0) return "Step 0: the deal";
     var s = film.steps[k];
-    return "Step " + k + " \u00b7 turn " + s[0] + " \u00b7 " + seatName(s[1]) + " \u00b7 " + (PHASES[s[2]] || s[2]);
+    var phase = PHASES[s[2]] === undefined ? s[2] : PHASES[s[2]];
+    return "Step " + k + " \u00b7 turn " + s[0] + " \u00b7 " + seatName(s[1]) + (phase ? " \u00b7 " + phase : "");
   }
   function stepLines(k) {
     return film.log[persp][k].map(function (i) { return film.lines[i]; });
@@ -311,7 +313,9 @@
   function drawFaults() {
     var list = clear($("faults"));
     var shown = faultsShown();
-    if (!shown.length) list.appendChild(text("li", "none", {"class": "muted"}));
+    // no faults: a plain "none", not a numbered list of one item reading "none"
+    $("no-faults").hidden = shown.length > 0;
+    list.hidden = !shown.length;
     shown.forEach(function (f) {
       var s = film.steps[f.step];
       var item = text("li", null, {"class": "fault-item", "data-step": f.step});
@@ -352,22 +356,7 @@
     }
     var o = film.outcome;
     box.appendChild(text("h2", "Final scores after " + plural(o.turns, "turn") + " (" + String(o.end_reason).replace(/_/g, " ") + ")"));
-    var table = text("table", null, {"class": "outcome"});
-    var tr = text("tr");
-    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
-    table.appendChild(tr);
-    o.rows.forEach(function (row) {
-      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
-      row.cells.forEach(function (c, i) {
-        var td = text("td", c, {"class": i === 1 ? "left" : ""});
-        if (i === 1) td.insertBefore(dot(row.seat), td.firstChild);
-        r.appendChild(td);
-      });
-      table.appendChild(r);
-    });
-    var wrap = text("div", null, {"class": "outcome-box"});
-    wrap.appendChild(table);
-    box.appendChild(wrap);
+    box.appendChild(TTR.outcomeTable(o, colours));
     // why: every seat's tickets and bonuses (the outcome is sent to every seat at the end)
     box.appendChild(text("h3", "Why: tickets and bonuses"));
     (o.details || []).forEach(function (d) {

@@ -1,6 +1,7 @@
-// TTR Arena's shared page helpers (referee/web): the embedded data and a small SVG line chart
+// TTR Arena's shared page helpers (referee/web): the embedded data, a small SVG line chart
 // with optional bands, used by the replay viewer (scores over a game) and the league page
-// (ratings over a pool's games). No library: the pages must open with no network.
+// (ratings over a pool's games), and the final score table of the replay and the human seat's
+// page. No library: the pages must open with no network.
 "use strict";
 var TTR = (function () {
   var SVG = "http://www.w3.org/2000/svg";
@@ -92,5 +93,32 @@ var TTR = (function () {
     return node;
   }
 
-  return {SEAT_COLOURS: SEAT_COLOURS, BOT_COLOURS: BOT_COLOURS, botColour: botColour, data: data, chart: chart, svg: el, text: text};
+  // outcomeTable(outcome, colours): the final score table (the replay's film.outcome, the
+  // human page's state.outcome: {columns, rows: [{seat, total, cells}]}, column 1 the seat,
+  // marked with its colour's dot), in its scrolling box; every cell set as text.
+  function outcomeTable(o, colours) {
+    var table = text("table", null, {"class": "outcome"});
+    var tr = text("tr");
+    o.columns.forEach(function (c, i) { tr.appendChild(text("th", c, {"class": i === 1 ? "left" : ""})); });
+    table.appendChild(tr);
+    o.rows.forEach(function (row) {
+      var r = text("tr", null, {"data-seat": row.seat, "data-total": row.total});
+      row.cells.forEach(function (c, i) {
+        var td = text("td", c, {"class": i === 1 ? "left" : ""});
+        if (i === 1) {
+          var dot = text("span", null, {"class": "seat-dot"});
+          dot.style.background = colours[row.seat];
+          td.insertBefore(dot, td.firstChild);
+        }
+        r.appendChild(td);
+      });
+      table.appendChild(r);
+    });
+    var wrap = text("div", null, {"class": "outcome-box"});
+    wrap.appendChild(table);
+    return wrap;
+  }
+
+  return {SEAT_COLOURS: SEAT_COLOURS, BOT_COLOURS: BOT_COLOURS, botColour: botColour, data: data,
+    chart: chart, svg: el, text: text, outcomeTable: outcomeTable};
 })();
