@@ -380,6 +380,7 @@ RULESET_ERRORS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("unknown points key", _set("tickets.points", "deluxe"), "deluxe"),
     ("deck too small to deal", lambda d: d["deck"].update(dict.fromkeys(CARD_NAMES, 1)), "deck"),
     ("too few tickets to deal", _set("setup.tickets_dealt", 7), "tickets"),
+    ("pieces without a name", _set("setup.piece", ""), "piece"),
 ]
 
 

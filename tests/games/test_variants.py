@@ -28,9 +28,12 @@ from referee.games.board import (
     apply,
     available_variants,
     legal_actions,
+    load_ruleset,
     new_game,
+    view,
 )
 from referee.games.board.actions import DRAW_BLIND, DRAW_TICKETS, DrawFaceUp
+from referee.games.board.describe import BoardDescriber
 from referee.games.board.events import FaceUpDealt, FaceUpFlushed, LastRoundStarted, RouteClaimed
 from referee.games.board.state import EMPTY
 from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
@@ -539,3 +542,19 @@ def test_random_games_end_and_score(variant: str, players: int) -> None:
                 assert s.globetrotter_bonus == 0
         winners = result.outcome.winners
         assert winners and all(result.outcome.seats[w].rank == 1 for w in winners)
+
+
+@pytest.mark.parametrize(("variant", "piece"), [("usa", "train"), ("newyork", "taxi")])
+def test_the_log_calls_each_variants_pieces_by_their_name(variant: str, piece: str) -> None:
+    """New York's pieces are taxis (001:164-165): the game log and a view's lines say so, and
+    a train game keeps its trains. The word comes from the ruleset's ``[setup] piece``."""
+    rules = load_ruleset(variant)
+    assert rules.piece == piece
+    describer = BoardDescriber(rules, ["0:a", "1:b"])
+    assert describer.event(LastRoundStarted(0, 2)) == (
+        f"0:a has 2 {piece}s left: last round, one more turn each"
+    )
+    s = after_setup(2, seed=1, ruleset=rules)
+    lines = "\n".join(describer.view_lines(view(s, 0)))
+    assert f"{piece}s {s.trains[0]}, route points" in lines
+    assert f"{piece}s, " in lines and ("trains" in lines) == (piece == "train")

@@ -47,9 +47,8 @@ class BoardDescriber(Describer):
             case board_events.FaceUpFlushed(cards=cs):
                 return f"the row is discarded ({row(cs)})"
             case board_events.LastRoundStarted(seat=s, trains=t):
-                return (
-                    f"{self.seat(s)} has {count(t, 'train')} left: last round, one more turn each"
-                )
+                pieces = count(t, self.ruleset.piece)  # New York's taxis (001:36-37)
+                return f"{self.seat(s)} has {pieces} left: last round, one more turn each"
         return super().event(e)
 
     def view_lines(self, view: Any) -> list[str]:
@@ -60,8 +59,10 @@ class BoardDescriber(Describer):
         ]
         if view.offered:
             lines.append(f"offered: {self.tickets(view.offered)}")
+        piece = self.ruleset.piece
         lines.append(
-            f"trains {me.trains}, route points {me.route_points}, routes: {self._routes(me.routes)}"
+            f"{piece}s {me.trains}, route points {me.route_points}, "
+            f"routes: {self._routes(me.routes)}"
         )
         lines.append(
             f"row: {row(view.face_up)}; deck {view.deck_size}, discards {sum(view.discards)}, "
@@ -72,7 +73,7 @@ class BoardDescriber(Describer):
                 pending = f" (+{p.tickets_pending} offered)" if p.tickets_pending else ""
                 lines.append(
                     f"{self.seat(p.seat)}: {count(p.hand_size, 'card')}, "
-                    f"{count(p.tickets, 'ticket')}{pending}, {count(p.trains, 'train')}, "
+                    f"{count(p.tickets, 'ticket')}{pending}, {count(p.trains, piece)}, "
                     f"{p.route_points} route points, "
                     f"routes: {self._routes(p.routes)}"
                 )

@@ -120,6 +120,8 @@ class Ruleset:
     deck: tuple[int, ...]
     # setup
     trains: int
+    #: what a seat's pieces are called, singular ("train"; New York's "taxi"): the log and pages
+    piece: str
     hand_size: int
     face_up: int
     setup_tickets_dealt: int
@@ -374,6 +376,7 @@ def parse_ruleset(data: object, where: str, load_json: Any) -> Ruleset:
 
 class _Setup(TypedDict):
     trains: int
+    piece: str
     hand_size: int
     face_up: int
     setup_tickets_dealt: int
@@ -416,6 +419,7 @@ def _tickets_section(tickets_t: Table) -> tuple[str, list[str], str]:
 def _setup_section(setup: Table) -> _Setup:
     """``[setup]``: pieces, the starting hand and row, the tickets dealt and kept."""
     trains = setup.get_int("trains", 1, 1000)
+    piece = setup.get_str("piece")
     hand_size = setup.get_int("hand_size", 0, 100)
     face_up = setup.get_int("face_up", 1, 20)
     dealt = setup.get_int("tickets_dealt", 0, 20)
@@ -423,6 +427,7 @@ def _setup_section(setup: Table) -> _Setup:
     setup.done()
     return {
         "trains": trains,
+        "piece": piece,
         "hand_size": hand_size,
         "face_up": face_up,
         "setup_tickets_dealt": dealt,

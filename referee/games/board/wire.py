@@ -741,6 +741,7 @@ def ruleset_from_pb(
         max_players=r.max_seats,
         deck=deck_from_pb(r),
         trains=r.trains,
+        piece="train",  # a name for the pages and the log only, not sent: a packaged one has it
         hand_size=r.hand_size,
         face_up=r.face_up_slots,
         setup_tickets_dealt=r.setup_tickets_dealt,

@@ -208,12 +208,6 @@ def schematic_layout(game_map: GameMap) -> tuple[tuple[float, float], ...]:
     )
 
 
-#: What a seat's pieces are called where they are not trains. The rulesets do not name them
-#: (the engine counts them as ``trains``), so the pages learn it here and only here: New
-#: York's are taxis (rulebook 001:164-165, "60 plastic Taxis (15 in each color)").
-_PIECES = {"newyork": "taxi"}
-
-
 def board_data(ruleset: Any, describe: Any) -> dict[str, Json]:
     """The map as the pages draw it (web/assets/board.js, for the replay and for the human
     seat's page): cities at their coordinates (or a schematic layout when the data has
@@ -227,7 +221,7 @@ def board_data(ruleset: Any, describe: Any) -> dict[str, Json]:
         else tuple((float(c.x), float(c.y)) for c in game_map.cities)
     )
     return {
-        "piece": _PIECES.get(ruleset.name, "train"),
+        "piece": ruleset.piece,  # New York's are taxis (its ruleset's [setup] piece)
         "schematic": schematic,
         "cities": [
             {"name": c.name, "x": x, "y": y, "attraction": c.attraction}
