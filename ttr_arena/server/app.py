@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import signal
 import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
@@ -36,6 +34,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from leaderboard.ladder.model import Backend
 from leaderboard.store import StoreError
 from ttr_arena.pages.league.server import PAGE_POLICY, NotFound
+from ttr_arena.pages.web.threaded import serving
 from ttr_arena.server import api, pages
 from ttr_arena.server.api import ApiError, error_response
 from ttr_arena.server.core import (
@@ -248,17 +247,5 @@ def running(app: Starlette, host: str = "127.0.0.1", timeout_s: float = 30.0) ->
     base URL (ending in ``/``). Stopped, and the thread joined, on leaving."""
     web: Web | None = getattr(app.state, "web", None)
     settings = web.settings if web is not None else WebSettings()
-    server = _Server(_config(app, host, 0, settings), None)
-    thread = threading.Thread(target=server.run, name="ttr-web", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.url:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError("the web server did not start")
-        time.sleep(0.01)
-    try:
-        yield server.url
-    finally:
-        server.should_exit = True
-        thread.join(timeout_s)
+    with serving(_config(app, host, 0, settings), "ttr-web", timeout_s) as url:
+        yield url

@@ -27,9 +27,9 @@ import dataclasses
 import hmac
 import json
 import secrets
-import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from sdk.serve import RunningBot, start_server
 from ttr_arena.pages.scores import score_details, tickets_so_far
 from ttr_arena.pages.viewer import board_data
 from ttr_arena.pages.web import SEAT_COLOURS, asset, html_page
+from ttr_arena.pages.web.threaded import serving
 
 __all__ = [
     "PAGE_POLICY",
@@ -542,23 +543,6 @@ def make_app(table: Table, key: str) -> Starlette:
     return app
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server that knows its port once listening and leaves signals alone (the
-    command that runs it handles Ctrl-C)."""
-
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.port = 0
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.servers:
-            self.port = int(self.servers[0].sockets[0].getsockname()[1])
-
-    def install_signal_handlers(self) -> None:  # a thread's server: signals are the CLI's
-        pass
-
-
 @dataclasses.dataclass
 class HumanHost:
     """The human seat, running: its gRPC server (the referee's side) and its page."""
@@ -600,25 +584,14 @@ def hosting(
         timeout_keep_alive=5,
         limit_concurrency=64,
     )
-    server = _Server(config)
-    thread = threading.Thread(target=server.run, name="ttr-human-page", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout_s
-    while not server.port:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise OSError("the page's web server did not start")
-        time.sleep(0.01)
-    bot = start_server(HumanSeat(table, game_id, seat), "127.0.0.1:0")
-    try:
-        yield HumanHost(
-            table, bot, f"http://127.0.0.1:{server.port}/{key}/", "127.0.0.1", server.port
-        )
-    finally:
-        table.close()
-        bot.stop(grace=0.5)
-        server.should_exit = True
-        thread.join(timeout_s)
+    with serving(config, "ttr-human-page", timeout_s) as url:
+        bot = start_server(HumanSeat(table, game_id, seat), "127.0.0.1:0")
+        try:
+            port = urllib.parse.urlsplit(url).port or 0
+            yield HumanHost(table, bot, f"{url}{key}/", "127.0.0.1", port)
+        finally:
+            table.close()
+            bot.stop(grace=0.5)
 
 
 def wait_seen(table: Table, timeout_s: float) -> bool:
