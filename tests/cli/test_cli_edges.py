@@ -93,6 +93,29 @@ def two_tournaments(db: Path) -> tuple[int, int]:
     return alpha, beta
 
 
+def test_a_leaderboard_filter_that_matches_no_pool_names_the_pools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--players 6`` on a store of 2-player games was "no games recorded", exit 0: it reads
+    as an empty store. Now it is an error naming the pools there are; a filter that matches
+    shows its table, and a store without any game keeps its plain message."""
+    db = tmp_path / "league.db"
+    two_tournaments(db)
+    show = ("leaderboard", "show", "--db", str(db))
+    line = refused(capsys, *show, "--players", "6")
+    assert line == "ttr: error: no 6-player games in this store; its pools: usa@1 2p"
+    line = refused(capsys, *show, "--variant", "usa", "--players", "3")
+    assert line == "ttr: error: no usa 3-player games in this store; its pools: usa@1 2p"
+    line = refused(capsys, *show, "--tournament", "autumn", "--players", "4")
+    assert "in this tournament; its pools: usa@1 2p" in line
+    out, _ = ok(capsys, *show, "--variant", "usa", "--players", "2")
+    assert "alpha" in out and "no games recorded" not in out
+    empty = tmp_path / "empty.db"
+    Store(empty).close()
+    out, _ = ok(capsys, "leaderboard", "show", "--db", str(empty), "--players", "6")
+    assert out.startswith("no games recorded")
+
+
 # abandon and list ------------------------------------------------------------------------------
 
 
@@ -413,9 +436,9 @@ def test_unknown_variants_are_errors_in_every_command_that_takes_one(
             if variant == "nope":
                 assert "available: " in line and "usa1910" in line and "cardgame" in line
     assert not started.exists() and not (tmp_path / "new.db").exists()
-    # A known variant without games is an empty table, not an error.
-    out, _ = ok(capsys, "leaderboard", "show", "--db", str(db), "--variant", "mega")
-    assert out.startswith("no games recorded")
+    # A known variant without games in a store that has some names the pools it does have.
+    line = refused(capsys, "leaderboard", "show", "--db", str(db), "--variant", "mega")
+    assert line == "ttr: error: no mega games in this store; its pools: usa@1 2p", line
     # Every command taking --variant checks it as it is read (leaderboard show: above).
     from ttr_arena.cli.options import known_variant
 

@@ -78,20 +78,46 @@ def cmd_leaderboard_show(args: argparse.Namespace) -> int:
     try:
         with Store(args.db, create=False) as store:
             tournament = None if args.tournament is None else store.tournament(args.tournament)
+            tid = None if tournament is None else tournament.tournament_id
+            have = store.pools(tid)
             if args.variant is not None and not any(
-                matches_variant(args.variant, ident) for ident, _ in store.pools()
+                matches_variant(args.variant, ident) for ident, _ in have
             ):
-                check_variant(args.variant)  # a known variant that has no games: no table
+                check_variant(args.variant)  # an unknown name is its own error
+            if have and (args.variant is not None or args.players is not None):
+                _check_pool_exists(have, args.variant, args.players, tournament is not None)
             pools = leaderboard(
                 store,
                 args.variant,
                 args.players,
-                None if tournament is None else tournament.tournament_id,
+                tid,
             )
     except StoreError as e:
         raise UserError(str(e)) from None
     sys.stdout.write(render(pools, "json" if args.json else args.format or "text", tournament))
     return 0
+
+
+def _check_pool_exists(
+    have: list[tuple[str, int]], variant: str | None, players: int | None, one_tournament: bool
+) -> None:
+    """A filter that matches none of the store's pools is a mistake worth naming (a typo'd
+    player count would otherwise read as "no games recorded"): say what the store does have.
+    A store with no games at all keeps its plain "no games recorded"."""
+    if any(
+        (variant is None or matches_variant(variant, ident))
+        and (players is None or players == seats)
+        for ident, seats in have
+    ):
+        return
+    wanted = " ".join(
+        part
+        for part in (variant, None if players is None else f"{players}-player")
+        if part is not None
+    )
+    where = "this tournament" if one_tournament else "this store"
+    listed = ", ".join(f"{ident} {seats}p" for ident, seats in have)
+    raise UserError(f"no {wanted} games in {where}; its pools: {listed}")
 
 
 # serve ---------------------------------------------------------------------------------------
