@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,23 +186,46 @@ def _add_html(sub: Subcommands) -> None:
         help="write the league page as a static folder, to copy to any web host",
         description=(
             "The page of leaderboard serve as files: OUT/index.html (a snapshot, data "
-            "inside, no polling) and OUT/games/<game>.html, the replay of each recent game "
-            "whose record renders. Links are relative. OUT must be new, empty, or written "
-            "by this command before (it then replaces the files it wrote)."
+            "inside, no polling) and OUT/games/<game>.html, the replay of every game of the "
+            "store (or of the --recent N newest) whose record renders. Links are relative. "
+            "OUT must be new, empty, or written by this command before (it then replaces "
+            "the files it wrote)."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
     p.add_argument("--out", type=Path, required=True, help="the folder to write")
-    p.add_argument("--recent", type=positive, default=50, help="recent games listed (default 50)")
-    p.add_argument("--logs", action="store_true", help="copy the recent games' bot logs too")
+    p.add_argument(
+        "--recent",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="only the N newest games, listed and with their replays (default: every game)",
+    )
+    p.add_argument("--logs", action="store_true", help="copy the games' bot logs too")
     p.set_defaults(func=cmd_leaderboard_html)
+
+
+def _export_progress() -> Callable[[int, int], None] | None:
+    """On a terminal, a line on stderr that counts the replays written (a league's whole
+    archive can be thousands of games); nothing when stderr is a file or a pipe."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if done == total or done % 25 == 0:
+            end = "\n" if done == total else ""
+            print(f"\rwriting replays: {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return show
 
 
 def cmd_leaderboard_html(args: argparse.Namespace) -> int:
     from ttr_arena.pages.league.static import export, human_size
 
     try:
-        done = export(args.db, args.out, recent=args.recent, logs=args.logs)
+        done = export(
+            args.db, args.out, recent=args.recent, logs=args.logs, progress=_export_progress()
+        )
     except (StoreError, PageError) as e:
         raise UserError(str(e)) from None
     except OSError as e:

@@ -70,9 +70,10 @@ def servable(path: str | None, root: Path | None) -> Path | None:
     return real
 
 
-def league_json(store: Store, recent: int = RECENT, *, logs: bool = True) -> dict[str, Any]:
+def league_json(store: Store, recent: int | None = RECENT, *, logs: bool = True) -> dict[str, Any]:
     """The whole page's data, read in one snapshot of the store (a game committed meanwhile
-    shows in the next refresh, never in half of this one). ``logs=False`` leaves every seat's
+    shows in the next refresh, never in half of this one): the ``recent`` newest games
+    (``None``: every game, as the static export lists them). ``logs=False`` leaves every seat's
     log link out (``"log": null``): the competition server shows a bot's logs to its author
     alone, never on the public page."""
     with store.snapshot():
@@ -121,7 +122,7 @@ def league_json(store: Store, recent: int = RECENT, *, logs: bool = True) -> dic
                             "reason": reason,
                         }
                     )
-    newest = sorted(every_game, key=lambda g: (-g.finished_at, g.game_id))[:recent]
+    newest = sorted(every_game, key=lambda g: (-g.finished_at, g.game_id))[:recent]  # None: all
     names = {bot_id: (b.name, b.version) for bot_id, b in bots.items()}
     return {
         "generated_at": time.time(),

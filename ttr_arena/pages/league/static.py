@@ -11,13 +11,14 @@ rather than emptied: an ``--out`` typo must never delete someone's work.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from leaderboard.store import Store
 from ttr_arena.pages.league import PageError
-from ttr_arena.pages.league.data import RECENT, league_json, records_roots, servable
+from ttr_arena.pages.league.data import league_json, records_roots, servable
 from ttr_arena.pages.league.page import page_html
 from ttr_arena.pages.league.server import NotFound, render_replay
 
@@ -64,8 +65,18 @@ def _previous_files(out: Path) -> list[Path]:
     return files
 
 
-def export(db: Path, out: Path, *, recent: int = RECENT, logs: bool = False) -> Export:
-    """Write the static league page of ``db`` into ``out`` (see the module's docstring)."""
+def export(
+    db: Path,
+    out: Path,
+    *,
+    recent: int | None = None,
+    logs: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Export:
+    """Write the static league page of ``db`` into ``out`` (see the module's docstring): every
+    game of the store, or the ``recent`` newest. A night's page is its archive, so by default
+    nothing is left out (the live page lists the newest 50). ``progress(done, total)`` is
+    called after each game's files."""
     previous = _previous_files(out)
     with Store(db, readonly=True) as store:
         league = league_json(store, recent)
@@ -89,7 +100,8 @@ def export(db: Path, out: Path, *, recent: int = RECENT, logs: bool = False) -> 
         written.append(relative)
         result.size += len(content)
 
-    for game in league["recent"]:
+    total = len(league["recent"])
+    for done, game in enumerate(league["recent"], 1):
         stored_game = stored.get(game["id"])
         root = None if stored_game is None else roots.get(stored_game.tournament_id)
         if game["replay"] is not None and stored_game is not None:
@@ -115,6 +127,8 @@ def export(db: Path, out: Path, *, recent: int = RECENT, logs: bool = False) -> 
             with open(log, "rb") as f:
                 write(seat["log"], f.read())
             result.logs += 1
+        if progress is not None:
+            progress(done, total)
     write("index.html", page_html(league, live=False).encode())
     _write_marker(out, written)
     return result
