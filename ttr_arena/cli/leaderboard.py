@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leaderboard.store import Store, StoreError
-from leaderboard.table import FORMATS, leaderboard, render
+from leaderboard.table import FORMATS, leaderboard, render, unfinished_note
 from referee.games.registry import matches_variant
 from ttr_arena.cli.options import (
     Subcommands,
@@ -92,9 +92,15 @@ def cmd_leaderboard_show(args: argparse.Namespace) -> int:
                 args.players,
                 tid,
             )
+            fmt = "json" if args.json else args.format or "text"
+            # Text is for people, who should know the table may still change, or stopped
+            # half way; the other formats are data, which a line of prose would break.
+            note = unfinished_note(store, tournament) if fmt == "text" else None
     except StoreError as e:
         raise UserError(str(e)) from None
-    sys.stdout.write(render(pools, "json" if args.json else args.format or "text", tournament))
+    sys.stdout.write(render(pools, fmt, tournament))
+    if note is not None:
+        print(note)
     return 0
 
 
