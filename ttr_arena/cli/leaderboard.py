@@ -191,15 +191,22 @@ def _add_html(sub: Subcommands) -> None:
         help="write the league page as a static folder, to copy to any web host",
         description=(
             "The page of leaderboard serve as files: OUT/index.html (a snapshot, data "
-            "inside, no polling) and OUT/games/<game>.html, the replay of each recent game "
-            "whose record renders. Links are relative. OUT must be new, empty, or written "
-            "by this command before (it then replaces the files it wrote)."
+            "inside, no polling) and OUT/games/<game>.html, the replay of each game whose "
+            "record renders: every game of the store, or the --recent N newest. Links are "
+            "relative. OUT must be new, empty, or written by this command before (it then "
+            "replaces the files it wrote)."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
     p.add_argument("--out", type=Path, required=True, help="the folder to write")
-    p.add_argument("--recent", type=positive, default=50, help="recent games listed (default 50)")
-    p.add_argument("--logs", action="store_true", help="copy the recent games' bot logs too")
+    p.add_argument(
+        "--recent",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="only the N newest games, listed with their replays (default: every game)",
+    )
+    p.add_argument("--logs", action="store_true", help="copy the listed games' bot logs too")
     p.set_defaults(func=cmd_leaderboard_html)
 
 

@@ -1,7 +1,8 @@
 """``ttr leaderboard html``: the league page as a folder of static files, to copy to any web
 host (or open from disk): ``index.html`` (the page, its data inside, no polling),
-``games/<game id>.html`` (the replay of each listed game whose record renders) and, with
-``logs``, ``games/<game id>/seat<N>.log``. Every link is relative.
+``games/<game id>.html`` (the replay of each listed game whose record renders: by default
+every game of the store) and, with ``logs``, ``games/<game id>/seat<N>.log``. Every link is
+relative.
 
 The folder is marked (:data:`MARKER`, listing what was written) so that writing again
 replaces exactly those files; a folder that holds anything else and no marker is refused
@@ -17,7 +18,7 @@ from typing import Any
 
 from leaderboard.store import Store
 from ttr_arena.pages.league import PageError
-from ttr_arena.pages.league.data import RECENT, league_json, records_roots, servable
+from ttr_arena.pages.league.data import league_json, records_roots, servable
 from ttr_arena.pages.league.page import page_html
 from ttr_arena.pages.league.server import NotFound, render_replay
 
@@ -64,8 +65,10 @@ def _previous_files(out: Path) -> list[Path]:
     return files
 
 
-def export(db: Path, out: Path, *, recent: int = RECENT, logs: bool = False) -> Export:
-    """Write the static league page of ``db`` into ``out`` (see the module's docstring)."""
+def export(db: Path, out: Path, *, recent: int | None = None, logs: bool = False) -> Export:
+    """Write the static league page of ``db`` into ``out`` (see the module's docstring):
+    every game of the store (a copied folder is the league's archive, and a replay it lacks
+    cannot be fetched later), or the ``recent`` newest."""
     previous = _previous_files(out)
     with Store(db, readonly=True) as store:
         league = league_json(store, recent)
