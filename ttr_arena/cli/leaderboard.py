@@ -50,7 +50,9 @@ def _add_show(sub: Subcommands) -> None:
             "player count: rank, conservative rating (mu - 3 sigma), mu, sigma, games, wins "
             "with a 95% interval for the win rate, average score and faults. With "
             "--tournament, only that tournament's games, every bot starting from a fresh "
-            "rating. --format csv or markdown exports the same tables."
+            "rating. --format csv or markdown exports the same tables. The text ends with a "
+            "line on an unfinished tournament: running, or stopped (killed?) and how to "
+            "resume or abandon it."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
