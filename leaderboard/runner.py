@@ -50,10 +50,13 @@ parent: the key never goes into a task, so no worker, Ray actor or bot holds it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import multiprocessing
 import os
 import queue
+import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -65,10 +68,12 @@ from leaderboard import schedule as schedule_mod
 from leaderboard.faults import FaultRule, FaultWatch, GameFaults
 from leaderboard.ratings import Rating, rate_game
 from leaderboard.store import (
+    HEARTBEAT_S,
     BotRow,
     GameResult,
     SeatResult,
     Store,
+    StoreError,
     Tournament,
     TournamentSpec,
 )
@@ -660,6 +665,49 @@ def _ruleset(variant: str) -> AnyRuleset:
         raise TournamentError(str(e)) from None
 
 
+class _Heartbeat:
+    """The run's sign of life in the store (:meth:`Store.beat`), so that the league page and
+    ``ttr leaderboard show`` can tell a running tournament from a killed one. A thread of the
+    parent beats every ``every`` seconds on a connection of its own: the run's loop can wait
+    on one game or validation far longer than that. Each stored game beats too (in its own
+    transaction, :meth:`Store.record_game`). :meth:`stop` ends the heartbeat, so a run that
+    ends unfinished (failed games, an error, Ctrl-C) reads as stopped at once; only a killed
+    parent leaves a heartbeat behind, and that one goes stale."""
+
+    def __init__(self, store: Store, tournament_id: int, every: float = HEARTBEAT_S) -> None:
+        self.store = store
+        self.tournament_id = tournament_id
+        self.every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="ttr-heartbeat", daemon=True)
+
+    def start(self) -> _Heartbeat:
+        self.store.beat(self.tournament_id)  # a resumed run is running from now on
+        self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        try:
+            own = Store(self.store.path, create=False)
+        except StoreError:
+            return  # the file is gone: nothing to beat in, and the run will say so itself
+        own.clock = self.store.clock
+        with own:
+            while not self._stop.wait(self.every):
+                # A store locked past its timeout, or a full disk: this beat is lost, the
+                # next one may not be (too many lost, and the run reads as stopped).
+                with contextlib.suppress(sqlite3.Error):
+                    own.beat(self.tournament_id)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        # Failing here must not hide why the run ended; the heartbeat then goes stale.
+        with contextlib.suppress(sqlite3.Error):
+            self.store.end_heartbeat(self.tournament_id)
+
+
 def _live_top(
     ratings: dict[int, Rating], entrants: dict[int, Entrant], n: int = 5
 ) -> list[tuple[Entrant, Rating]]:
@@ -752,19 +800,20 @@ def run(
             sandbox=sandbox,
             faults=faults,
         )
-    events.begun(tournament)
-    spec = tournament.spec
-    settings = dataclasses.replace(_settings_of(spec), sandbox=sandbox or SandboxConfig())
-    if settings.sandbox.enabled:
-        reason = sandbox_mod.unavailable_reason()
-        if reason is not None:
-            raise TournamentError(
-                f"cannot sandbox the bots: {reason}; fix that, or pass --no-sandbox "
-                "(only for bots you trust)"
-            )
     tid = tournament.tournament_id
+    heartbeat = _Heartbeat(store, tid).start()
     crew: Crew | None = None
     try:
+        events.begun(tournament)
+        spec = tournament.spec
+        settings = dataclasses.replace(_settings_of(spec), sandbox=sandbox or SandboxConfig())
+        if settings.sandbox.enabled:
+            reason = sandbox_mod.unavailable_reason()
+            if reason is not None:
+                raise TournamentError(
+                    f"cannot sandbox the bots: {reason}; fix that, or pass --no-sandbox "
+                    "(only for bots you trust)"
+                )
         status = {row.bot_id: (accepted, reason) for row, _, accepted, reason in store.entries(tid)}
         _leave_out(store, tid, entrants, failed, status, events)
         unvalidated = [e for e in entrants if e.bot_id not in status]
@@ -825,3 +874,4 @@ def run(
     finally:
         if crew is not None:
             crew.close()
+        heartbeat.stop()

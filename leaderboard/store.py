@@ -28,11 +28,15 @@ that is not SQLite) is refused with :class:`StoreError` before the file is chang
 an older schema is upgraded in place when opened, by the additive steps in ``_MIGRATIONS``
 (one transaction): old stores stay readable, and nothing they hold is rewritten.
 
-A tournament is in one of three states: running (or killed: ``--resume`` goes on with it),
-finished, or abandoned. Abandoning (``ttr tournament abandon``) is for a run that can never be
-resumed (a bot folder gone or changed): it only sets ``abandoned_at``, so ``--resume`` and new
-runs stop waiting for it. Its finished games stay, and since ratings are recomputed from every
-stored game of a pool, they keep counting: each of them was a complete, fairly dealt game.
+A tournament is in one of three states: unfinished (running, or killed: ``--resume`` goes on
+with it), finished, or abandoned. Which of running and killed an unfinished one is, the store
+knows by its heartbeat (:meth:`Store.beat`): the run writes the time every
+:data:`HEARTBEAT_S` and with each game it stores, and a heartbeat older than :data:`STALE_S`
+by the reader's clock is a run that stopped (:meth:`Tournament.running`). Abandoning
+(``ttr tournament abandon``) is for a run that can never be resumed (a bot folder gone or
+changed): it only sets ``abandoned_at``, so ``--resume`` and new runs stop waiting for it.
+Its finished games stay, and since ratings are recomputed from every stored game of a pool,
+they keep counting: each of them was a complete, fairly dealt game.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import secrets
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +55,7 @@ from types import TracebackType
 from typing import Any
 
 APPLICATION_ID = 0x54545241  #: "TTRA": marks the file as a TTR Arena results store
-SCHEMA_VERSION = 6  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
+SCHEMA_VERSION = 7  #: PRAGMA user_version; bump with a step in _MIGRATIONS when the schema changes
 
 #: The store's secret: the key its tournaments' game seeds are derived under
 #: (``leaderboard.schedule.game_seed``). One row, made on first use (:meth:`Store.seed_key`).
@@ -246,12 +250,24 @@ CREATE TABLE IF NOT EXISTS ladder (
 """,
 )
 _SCHEMA += _LADDER_TABLES
+#: The last sign of life of each tournament's run: a row while a run goes on (written every
+#: HEARTBEAT_S, and with each stored game), removed as the run ends. Volatile, so kept apart
+#: from the tournament's facts (and out of :meth:`Store.revision`: a page's cache is not
+#: thrown away every few seconds). IF NOT EXISTS: see _DISABLED_TABLES.
+_HEARTBEAT_TABLE = """
+CREATE TABLE IF NOT EXISTS heartbeats (
+    tournament_id INTEGER PRIMARY KEY REFERENCES tournaments,
+    beat_at REAL NOT NULL           -- Unix time, seconds, by the running parent's clock
+)
+"""
+_SCHEMA += (_HEARTBEAT_TABLE,)
 _TABLES = frozenset({"tournaments", "bots", "entries", "games", "seats", "faults"})
 #: tables a store has from a schema version on (besides ``_TABLES``)
 _TABLES_SINCE = {
     4: frozenset({"seed_key"}),
     5: frozenset({"disabled", "skipped"}),
     6: frozenset({"authors", "versions", "validations", "starts", "ladder"}),
+    7: frozenset({"heartbeats"}),
 }
 #: From schema version N to N + 1: additive statements only (new columns, tables, indexes),
 #: so an old store upgrades in one transaction and every old row keeps its meaning.
@@ -261,7 +277,12 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (_SEED_KEY_TABLE.strip(),),  # empty: the key is made when a tournament first needs it
     4: _DISABLED_TABLES,  # none disabled, none skipped in a store from before
     5: _LADDER_TABLES,  # no ladder in a store from before
+    6: (_HEARTBEAT_TABLE,),  # no heartbeat: an unfinished tournament from before is stopped
 }
+HEARTBEAT_S = 5.0  #: how often a running tournament's parent writes its heartbeat
+#: A heartbeat older than this (by the reader's clock) is a run that stopped: killed, or its
+#: machine gone. Three beats missed, so a parent busy storing a game is not taken for dead.
+STALE_S = 3 * HEARTBEAT_S
 
 
 def _expected_tables(version: int) -> frozenset[str]:
@@ -292,6 +313,8 @@ class Tournament:
     created_at: float  #: Unix time, seconds
     finished_at: float | None  #: None while running, or if the run was killed
     abandoned_at: float | None = None  #: set by ``ttr tournament abandon``
+    #: its run's last heartbeat (:meth:`Store.beat`); None once the run ended, or never run
+    heartbeat_at: float | None = None
 
     @property
     def state(self) -> str:
@@ -299,6 +322,17 @@ class Tournament:
         if self.finished_at is not None:
             return "finished"
         return "abandoned" if self.abandoned_at is not None else "unfinished"
+
+    def running(self, now: float) -> bool:
+        """Whether a run of this unfinished tournament is going on: its heartbeat is at most
+        :data:`STALE_S` old at ``now``, a time read by whoever judges (the league page's
+        server, ``leaderboard show``), never a browser's. A heartbeat ahead of ``now`` (two
+        clocks a little apart) counts as fresh."""
+        return (
+            self.state == "unfinished"
+            and self.heartbeat_at is not None
+            and now - self.heartbeat_at <= STALE_S
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +422,8 @@ class Store:
     def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        #: the time of heartbeats and of a tournament's beginning; tests set their own
+        self.clock: Callable[[], float] = time.time
         if (readonly or not create) and not self.path.exists():
             raise StoreError(f"{self.path}: no such results store")
         try:
@@ -564,7 +600,8 @@ class Store:
     # tournaments
 
     def begin_tournament(self, spec: TournamentSpec) -> Tournament:
-        created_at = time.time()
+        """Store a new tournament, its heartbeat begun: the run that begins it is running."""
+        created_at = self.clock()
         config = json.dumps(spec.config, sort_keys=True)
         with self._write() as db:
             cursor = db.execute(
@@ -581,8 +618,20 @@ class Store:
                 ),
             )
             tournament_id = cursor.lastrowid
-        assert tournament_id is not None
-        return Tournament(tournament_id, spec, created_at, None)
+            assert tournament_id is not None
+            _beat(db, tournament_id, created_at)
+        return Tournament(tournament_id, spec, created_at, None, heartbeat_at=created_at)
+
+    def beat(self, tournament_id: int) -> None:
+        """The run of this tournament is alive now (:data:`HEARTBEAT_S`, :data:`STALE_S`)."""
+        with self._write() as db:
+            _beat(db, tournament_id, self.clock())
+
+    def end_heartbeat(self, tournament_id: int) -> None:
+        """The run of this tournament has ended (finished, failed or interrupted): an
+        unfinished tournament reads as stopped at once, not :data:`STALE_S` later."""
+        with self._write() as db:
+            db.execute("DELETE FROM heartbeats WHERE tournament_id = ?", (tournament_id,))
 
     def unfinished_tournament(self) -> Tournament | None:
         """The latest tournament neither finished nor abandoned: the one ``--resume`` goes on
@@ -802,6 +851,7 @@ class Store:
                 )
             except sqlite3.IntegrityError as e:
                 raise StoreError(f"{self.path}: cannot store game {game.game_id}: {e}") from None
+            _beat(db, game.tournament_id, self.clock())  # a stored game is a sign of life
         return True
 
     def games(
@@ -960,7 +1010,8 @@ class Store:
 
 _TOURNAMENT_COLUMNS = (
     "tournament_id, name, variant, players, rounds, base_seed, config, created_at, finished_at,"
-    " abandoned_at"
+    " abandoned_at, (SELECT beat_at FROM heartbeats h"
+    " WHERE h.tournament_id = tournaments.tournament_id)"
 )
 _GAME_COLUMNS = (
     "g.game_id, g.tournament_id, g.schedule_index, g.round, g.variant, g.num_seats, g.seed,"
@@ -983,6 +1034,16 @@ def _tournament(row: tuple[Any, ...]) -> Tournament:
         created_at=row[7],
         finished_at=row[8],
         abandoned_at=row[9],
+        heartbeat_at=row[10],
+    )
+
+
+def _beat(db: sqlite3.Connection, tournament_id: int, now: float) -> None:
+    """Set a tournament's heartbeat, inside the caller's write transaction."""
+    db.execute(
+        "INSERT INTO heartbeats (tournament_id, beat_at) VALUES (?, ?)"
+        " ON CONFLICT (tournament_id) DO UPDATE SET beat_at = excluded.beat_at",
+        (tournament_id, now),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shlex
 import time
 from typing import Any
 
@@ -326,10 +327,12 @@ def _scheduled(store: Store, t: Tournament) -> int | None:
     return games_in(accepted, t.spec.players, t.spec.rounds)
 
 
-def tournaments_json(store: Store) -> list[dict[str, Any]]:
+def tournaments_json(store: Store, now: float | None = None) -> list[dict[str, Any]]:
     """Every tournament of the store, oldest first, with its state and games stored. The
     base seed is left out: it stays secret until the tournament is finished (and even then
-    ``ttr tournament run`` is where it is shown)."""
+    ``ttr tournament run`` is where it is shown). ``running`` judges an unfinished one's
+    heartbeat at ``now`` (default: the store's clock, never a browser's)."""
+    now = store.clock() if now is None else now
     counts = store.game_counts()
     skipped = store.skip_counts()
     return [
@@ -347,6 +350,10 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
             "created_at": t.created_at,
             "finished_at": t.finished_at,
             "abandoned_at": t.abandoned_at,
+            #: unfinished, and its run's heartbeat fresh (Tournament.running): false for a
+            #: killed run; the last heartbeat, or None once the run ended
+            "running": t.running(now),
+            "heartbeat_at": t.heartbeat_at,
             #: a competition server's season (leaderboard/ladder/): no schedule, never ends;
             #: its pools as [variant, players]
             "ladder": bool(t.spec.config.get("ladder")),
@@ -356,6 +363,24 @@ def tournaments_json(store: Store) -> list[dict[str, Any]]:
         }
         for t in store.tournaments()
     ]
+
+
+def unfinished_note(store: Store, tournament: Tournament | None = None) -> str | None:
+    """One line on the store's unfinished tournament (or on ``tournament``, if given and
+    unfinished) for after ``leaderboard show``'s table, which it is still changing or left
+    half done: running or stopped, by its heartbeat at the store's clock. None if there is
+    none; a competition server's season, which never finishes, is not one."""
+    t = store.unfinished_tournament() if tournament is None else tournament
+    if t is None or t.state != "unfinished" or t.spec.config.get("ladder"):
+        return None
+    if t.running(store.clock()):
+        return f"{tournament_title(t)} is running: these tables change as it stores games"
+    db = shlex.quote(str(store.path))
+    return (
+        f"{tournament_title(t)} is unfinished and not running (killed?): resume it with "
+        f"`ttr tournament run --db {db} --resume` or give it up with "
+        f"`ttr tournament abandon --db {db} --id {t.tournament_id}`"
+    )
 
 
 def render_tournaments(rows: list[dict[str, Any]]) -> str:

@@ -94,6 +94,7 @@ def two_bots(store: Store) -> tuple[int, int]:
 def test_every_field_round_trips_and_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "league.sqlite"
     with Store(path) as store:
+        store.clock = lambda: 1000.0  # each stored game beats: the heartbeat stays as begun
         t = store.begin_tournament(SPEC)
         a, b = two_bots(store)
         store.enter(t.tournament_id, a, "bots/greedy", accepted=True)

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from leaderboard.store import Store, StoreError, TournamentSpec
+from leaderboard.store import Store, StoreError
 from leaderboard.table import leaderboard, text_rows
 from ttr_arena.cli import main
 from ttr_arena.pages.league.data import league_json
@@ -393,35 +393,6 @@ def test_html_writes_a_folder_of_relative_links_and_rewrites_only_its_own(
     assert len(list((out / "games").glob("*/seat*.log"))) == 12  # 6 games x 2 seats, --logs
     marker = json.loads((out / MARKER).read_text())
     assert "index.html" in marker["files"] and "notes.txt" not in marker["files"]
-
-
-def test_html_keeps_every_game_of_the_night_unless_told_otherwise(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The export is a night's archive: all 60 games are listed (the live page's 50 newest was
-    its default), and ``--recent N`` still keeps the N newest."""
-    from tests.cli.test_cli_edges import add_game
-
-    db = tmp_path / "night.db"
-    with Store(db) as store:
-        a, b = store.add_bot("a", "1", "", "ha"), store.add_bot("b", "1", "", "hb")
-        night = store.begin_tournament(TournamentSpec("night", "usa@1", 2, 1, 0, {"bots": []}))
-        for i in range(60):
-            add_game(store, night.tournament_id, i, {a: 1 + i % 2, b: 2 - i % 2})
-        store.finish_tournament(night.tournament_id)
-
-    def listed(*extra: str) -> list[str]:
-        out = tmp_path / f"site{len(extra)}"
-        assert main(["leaderboard", "html", "--db", str(db), "--out", str(out), *extra]) == 0
-        index = (out / "index.html").read_text()
-        embedded = re.search(r'id="ttr-data" type="application/json">(.*?)</script>', index)
-        assert embedded is not None
-        return [g["id"] for g in json.loads(embedded[1])["league"]["recent"]]
-
-    assert sorted(listed()) == sorted(f"t{night.tournament_id}-g{i}" for i in range(60))
-    newest = listed("--recent", "5")
-    assert len(newest) == 5 and newest == listed()[:5]
-    capsys.readouterr()
 
 
 def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from leaderboard.store import Store, StoreError
-from leaderboard.table import FORMATS, leaderboard, render
+from leaderboard.table import FORMATS, leaderboard, render, unfinished_note
 from referee.games.registry import matches_variant
 from ttr_arena.cli.options import (
     Subcommands,
@@ -51,7 +51,9 @@ def _add_show(sub: Subcommands) -> None:
             "player count: rank, conservative rating (mu - 3 sigma), mu, sigma, games, wins "
             "with a 95% interval for the win rate, average score and faults. With "
             "--tournament, only that tournament's games, every bot starting from a fresh "
-            "rating. --format csv or markdown exports the same tables."
+            "rating. --format csv or markdown exports the same tables. The text ends with a "
+            "line on an unfinished tournament: running, or stopped (killed?) and how to "
+            "resume or abandon it."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
@@ -93,9 +95,15 @@ def cmd_leaderboard_show(args: argparse.Namespace) -> int:
                 args.players,
                 tid,
             )
+            fmt = "json" if args.json else args.format or "text"
+            # Text is for people, who should know the table may still change, or stopped
+            # half way; the other formats are data, which a line of prose would break.
+            note = unfinished_note(store, tournament) if fmt == "text" else None
     except StoreError as e:
         raise UserError(str(e)) from None
-    sys.stdout.write(render(pools, "json" if args.json else args.format or "text", tournament))
+    sys.stdout.write(render(pools, fmt, tournament))
+    if note is not None:
+        print(note)
     return 0
 
 
@@ -186,10 +194,10 @@ def _add_html(sub: Subcommands) -> None:
         help="write the league page as a static folder, to copy to any web host",
         description=(
             "The page of leaderboard serve as files: OUT/index.html (a snapshot, data "
-            "inside, no polling) and OUT/games/<game>.html, the replay of every game of the "
-            "store (or of the --recent N newest) whose record renders. Links are relative. "
-            "OUT must be new, empty, or written by this command before (it then replaces "
-            "the files it wrote)."
+            "inside, no polling) and OUT/games/<game>.html, the replay of each game whose "
+            "record renders: every game of the store, or the --recent N newest. Links are "
+            "relative. OUT must be new, empty, or written by this command before (it then "
+            "replaces the files it wrote)."
         ),
     )
     p.add_argument("--db", type=Path, required=True, help="the results store (SQLite file)")
@@ -199,9 +207,9 @@ def _add_html(sub: Subcommands) -> None:
         type=positive,
         default=None,
         metavar="N",
-        help="only the N newest games, listed and with their replays (default: every game)",
+        help="only the N newest games, listed with their replays (default: every game)",
     )
-    p.add_argument("--logs", action="store_true", help="copy the games' bot logs too")
+    p.add_argument("--logs", action="store_true", help="copy the listed games' bot logs too")
     p.set_defaults(func=cmd_leaderboard_html)
 
 

@@ -16,7 +16,6 @@ never turns a URL into a path.
 from __future__ import annotations
 
 import re
-import time
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,14 +69,18 @@ def servable(path: str | None, root: Path | None) -> Path | None:
     return real
 
 
-def league_json(store: Store, recent: int | None = RECENT, *, logs: bool = True) -> dict[str, Any]:
+def league_json(
+    store: Store, recent: int | None = RECENT, *, logs: bool = True, now: float | None = None
+) -> dict[str, Any]:
     """The whole page's data, read in one snapshot of the store (a game committed meanwhile
-    shows in the next refresh, never in half of this one): the ``recent`` newest games
-    (``None``: every game, as the static export lists them). ``logs=False`` leaves every seat's
-    log link out (``"log": null``): the competition server shows a bot's logs to its author
-    alone, never on the public page."""
+    shows in the next refresh, never in half of this one). ``recent`` None lists every game.
+    ``logs=False`` leaves every seat's log link out (``"log": null``): the competition server
+    shows a bot's logs to its author alone, never on the public page. ``now`` is when an
+    unfinished tournament's heartbeat is judged (``tournaments_json``; default: the store's
+    clock, so a browser's wrong clock cannot make a killed run look alive)."""
+    now = store.clock() if now is None else now
     with store.snapshot():
-        tournaments = tournaments_json(store)
+        tournaments = tournaments_json(store, now)
         roots = records_roots(store)
         bots = store.bots()
         table_pools = leaderboard(store)
@@ -125,7 +128,7 @@ def league_json(store: Store, recent: int | None = RECENT, *, logs: bool = True)
     newest = sorted(every_game, key=lambda g: (-g.finished_at, g.game_id))[:recent]  # None: all
     names = {bot_id: (b.name, b.version) for bot_id, b in bots.items()}
     return {
-        "generated_at": time.time(),
+        "generated_at": now,
         "legend": LEGEND,
         "columns": list(HEADERS),
         "band": "mu - 3 sigma .. mu",

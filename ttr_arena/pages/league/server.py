@@ -75,11 +75,16 @@ class LeagueSite:
         return Store(self.db, readonly=True)
 
     def league(self) -> tuple[dict[str, Any], bytes]:
-        """The league data and its JSON bytes, from cache while the store is unchanged."""
+        """The league data and its JSON bytes, from cache while the store is unchanged and
+        each unfinished tournament still judged as it was (running, or stopped: its
+        heartbeat gone stale, with no write to the store to say so)."""
         with self._lock, self.open() as store:
-            revision = store.revision()
+            now = store.clock()
+            with store.snapshot():
+                running = tuple(t.running(now) for t in store.tournaments())
+                revision = (*store.revision(), *running)
             if self._league is None or self._league[0] != revision:
-                data = league_json(store, self.recent, logs=self.logs)
+                data = league_json(store, self.recent, logs=self.logs, now=now)
                 body = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
                 self._league = (revision, data, body)
             return self._league[1], self._league[2]

@@ -1,7 +1,8 @@
 """``ttr leaderboard html``: the league page as a folder of static files, to copy to any web
 host (or open from disk): ``index.html`` (the page, its data inside, no polling),
-``games/<game id>.html`` (the replay of each listed game whose record renders) and, with
-``logs``, ``games/<game id>/seat<N>.log``. Every link is relative.
+``games/<game id>.html`` (the replay of each listed game whose record renders: by default
+every game of the store) and, with ``logs``, ``games/<game id>/seat<N>.log``. Every link is
+relative.
 
 The folder is marked (:data:`MARKER`, listing what was written) so that writing again
 replaces exactly those files; a folder that holds anything else and no marker is refused

@@ -48,6 +48,16 @@
   // --- tournaments and progress ---------------------------------------------------------
   var SHOWN_TOURNAMENTS = 10;
 
+  // An unfinished tournament is running or was stopped: the server judged its heartbeat by
+  // its own clock (t.running), so a browser's wrong clock cannot change the answer. A
+  // ladder's season never finishes and runs while its server does.
+  function stateText(t) {
+    if (t.state !== "unfinished") return t.state;
+    if (t.ladder) return "season";
+    return t.running ? "running" : "stopped (killed?) \u2014 resume with " +
+      "`ttr tournament run --db DB --resume` or `ttr tournament abandon --db DB`";
+  }
+
   function drawTournaments() {
     var box = clear($("tournaments"));
     var list = league.tournaments.slice().reverse();
@@ -64,8 +74,7 @@
         "data-scheduled": t.games_scheduled === null ? "" : String(t.games_scheduled)});
       var head = text("div", null, {"class": "t-head"});
       head.appendChild(text("strong", "#" + t.id + " " + t.name));
-      head.appendChild(text("span", t.state === "unfinished" ? "running (or stopped)" : t.state,
-        {"class": "state state-" + t.state}));
+      head.appendChild(text("span", stateText(t), {"class": "state state-" + t.state}));
       if (t.ladder) {
         // a competition server's season: no schedule, no end
         head.appendChild(text("span", "ladder: " + (t.pools || []).map(function (p) {
