@@ -87,3 +87,21 @@ def test_the_page_says_running_or_stopped_with_the_commands(page: Page, tmp_path
         "3": "running",
     }
     assert page.get_attribute("[data-tournament='2']", "data-state") == "unfinished"
+
+
+def test_the_live_banner_counts_only_running_tournaments(page: Page, tmp_path: Path) -> None:
+    """A killed run left "live" in the banner and the fast refresh: only a fresh heartbeat
+    counts as a tournament running."""
+    db = tmp_path / "l.db"
+    _store(db)
+    banners = []
+    for now in (1001.0, 1000.0 + STALE_S + 1):
+        with Store(db, readonly=True) as store:
+            league = league_json(store, now=now)
+        html = tmp_path / f"live{now}.html"
+        html.write_text(page_html(league, live=True, refresh_s=60), encoding="utf-8")
+        page.goto(html.as_uri())
+        page.wait_for_selector("#live[data-mode='live']")
+        banners.append(page.inner_text("#live").split(",")[:2])
+    assert banners[0][0] == "live" and not banners[0][1].startswith(" no tournament")
+    assert banners[1] == ["live", " no tournament running"]

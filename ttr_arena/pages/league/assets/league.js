@@ -41,8 +41,12 @@
     return a;
   }
 
+  // A tournament whose heartbeat went stale is stopped: the banner says no tournament runs,
+  // and the page polls at the idle rate until a resumed run beats again.
   function running() {
-    return league.tournaments.some(function (t) { return t.state === "unfinished"; });
+    return league.tournaments.some(function (t) {
+      return t.state === "unfinished" && (t.running || t.ladder);
+    });
   }
 
   // --- tournaments and progress ---------------------------------------------------------
