@@ -13,15 +13,24 @@ from itertools import combinations
 
 from referee.games.common.actions import KeepTickets
 from referee.games.common.errors import IllegalActionError, MalformedActionError
+from referee.games.common.memo import MEMOS, BoundedCache
 
-#: the most offered sets whose keep choices are kept (a bound on memory, never reached in play)
-_CACHE_LIMIT = 1 << 16
+#: an engine's keep choices by (offered, minimum): :func:`keep_cache` makes one
+KeepCache = BoundedCache[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]]
+
+
+def keep_cache(name: str) -> KeepCache:
+    """A bounded memo of keep choices for one engine, listed under ``name`` with the others
+    (bench/memory.py). A hand of five offered tickets has 31 choices: a few KB an offer."""
+    cache: KeepCache = BoundedCache()
+    MEMOS[name] = cache  # type: ignore[assignment]
+    return cache
 
 
 def keep_choices(
     offered: tuple[int, ...],
     minimum: int,
-    cache: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]],
+    cache: KeepCache,
     *,
     at_least_one: bool,
 ) -> tuple[KeepTickets, ...]:
@@ -40,9 +49,7 @@ def keep_choices(
             for size in range(smallest, len(ordered) + 1)
             for combo in combinations(ordered, size)
         )
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[key] = found
+        cache.put(key, found)
     return found
 
 
