@@ -153,14 +153,27 @@ def test_a_bot_that_crashes_in_every_game_ends_last_with_its_faults(tmp_path: Pa
     assert "crasher 0.1" in last and last.split()[-1] == str(crash_row.faults)
 
 
+#: when each process _descendants found was started (/proc/PID/stat field 22, clock ticks since
+#: boot): a pid is a process only together with its start. Other work on the machine can cycle
+#: through all 32,768 pids during a long test, and a pid that exited may name a stranger later.
+_STARTED: dict[int, str] = {}
+
+
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/PID/stat after the command name: state, ppid, ..."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def _descendants(pid: int) -> set[int]:
     """Every process below ``pid`` (Linux /proc): workers and the bots they started."""
     children: dict[int, list[int]] = {}
+    starts: dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                fields = _stat(entry)
+                ppid, starts[int(entry)] = int(fields[1]), fields[19]
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry))
@@ -170,16 +183,20 @@ def _descendants(pid: int) -> set[int]:
         for child in children.get(todo.pop(), []):
             if child not in found:
                 found.add(child)
+                _STARTED[child] = starts[child]  # the newest process of that pid
                 todo.append(child)
     return found
 
 
 def _alive(pid: int) -> bool:
+    """Whether the process found as ``pid`` still runs (not a zombie, and not another process
+    that was given the same pid since)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
+        fields = _stat(pid)
+    except (OSError, IndexError):
         return False
+    started = _STARTED.get(pid)
+    return fields[0] != "Z" and (started is None or fields[19] == started)
 
 
 def _assert_all_exit(family: set[int], within_s: float = 20.0) -> None:
@@ -380,3 +397,21 @@ def test_the_progress_display_prints_plain_lines_off_a_terminal() -> None:
     assert "leader planner 1.0 (18.0)" in progress[-1]
     assert lines[-1] == "game t1-r1-c0-s0 FAILED (left for --resume): RuntimeError: boom"
     assert "\x1b[" not in out.getvalue()  # no terminal codes in a log
+
+
+def test_a_pid_given_to_another_process_is_not_a_survivor() -> None:
+    """The process checks count a process by its pid and its start: a stranger given a
+    finished process's pid (other work can cycle through every pid during a long test) is
+    not taken for a process that outlived its run."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in _descendants(os.getpid()) and _alive(child.pid)
+        real = _STARTED[child.pid]
+        _STARTED[child.pid] = str(int(real) - 1)  # as if the pid had named an older process
+        assert not _alive(child.pid)
+        _STARTED[child.pid] = real
+        assert _alive(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert not _alive(child.pid)
