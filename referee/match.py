@@ -45,7 +45,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -183,8 +185,74 @@ def safe_default(actions: Sequence[Action]) -> Action:
 # ---------------------------------------------------------------------------------------------
 # the game loop
 
-#: Act's path, for the channel's raw-bytes call (the generated stub parses the reply)
-_ACT_METHOD = f"/{bot_service_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Act"
+#: Act's and Play's paths, for the channel's raw-bytes calls (the generated stub parses replies)
+_SERVICE = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+_ACT_METHOD = f"/{_SERVICE}/Act"
+_PLAY_METHOD = f"/{_SERVICE}/Play"
+#: How long the referee waits for a bot to end its Play stream after the last request before
+#: cancelling it (an SDK bot takes a round trip).
+_STREAM_CLOSE_S = 1.0
+#: What :meth:`_PlayStream.ask` returns when no answer came in time.
+_NO_ANSWER = object()
+
+
+class _PlayStream:
+    """One seat's ``Play`` stream for one game (proto: a bot that set ``play_stream``).
+
+    Sync gRPC cannot read a stream with a deadline, so a reader thread moves each answer into
+    a queue that the game loop reads with the decision's deadline. The queue is bounded: a bot
+    that floods the stream blocks the reader, and gRPC's flow control then stops the bot, so
+    a flood costs the referee at most a few answers of :data:`MAX_ANSWER_BYTES`.
+    """
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self._requests: queue.SimpleQueue[bot_service_pb2.ActRequest | None] = queue.SimpleQueue()
+        #: answers as bytes (parsed by judge_bytes like Act's), the error that ended the
+        #: stream, or None: the bot ended it
+        self._answers: queue.Queue[bytes | grpc.RpcError | None] = queue.Queue(maxsize=2)
+        self._closing = False
+        play = channel.stream_stream(
+            _PLAY_METHOD,
+            request_serializer=bot_service_pb2.ActRequest.SerializeToString,
+            response_deserializer=None,
+        )
+        self._call = play(iter(self._requests.get, None))
+        self._reader = threading.Thread(target=self._read, name="ttr-play-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        end: grpc.RpcError | None = None
+        try:
+            for answer in self._call:
+                if self._closing:
+                    continue  # nobody reads any more: drain it so the call can end
+                self._answers.put(answer)
+        except grpc.RpcError as e:
+            end = e
+        if not self._closing:
+            self._answers.put(end)
+
+    def ask(self, request: bot_service_pb2.ActRequest, timeout_s: float) -> object:
+        """The next thing the stream brings within ``timeout_s``: an answer's bytes, the
+        error that ended the stream, None (the bot ended it) or :data:`_NO_ANSWER`."""
+        self._requests.put(request)
+        try:
+            return self._answers.get(timeout=timeout_s)
+        except queue.Empty:
+            return _NO_ANSWER
+
+    def close(self, wait_s: float = 0.0) -> None:
+        """End the stream: no more requests; the bot has ``wait_s`` to end it, then it is
+        cancelled. The reader thread is gone when this returns."""
+        self._closing = True
+        self._requests.put(None)  # also frees gRPC's thread waiting for the next request
+        deadline = time.monotonic() + wait_s
+        while self._reader.is_alive():
+            with contextlib.suppress(queue.Empty):
+                self._answers.get_nowait()  # a reader blocked on a full queue goes on
+            if time.monotonic() >= deadline:
+                self._call.cancel()  # type: ignore[no-untyped-call]
+            self._reader.join(0.005)
 
 
 class _Seat:
@@ -223,10 +291,17 @@ class _Seat:
         self.bank_ms = 0.0
         self.pending: list[Event] = []
         self.defaults = 0
+        #: the seat's Play stream, while it has a working one (else Act is called)
+        self.stream: _PlayStream | None = None
+
+    def drop_stream(self, wait_s: float = 0.0) -> None:
+        if self.stream is not None:
+            self.stream.close(wait_s)
+            self.stream = None
 
 
 def _status(e: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
-    if isinstance(e, grpc.Call):
+    if isinstance(e, grpc.Call | _StreamEnded):
         return e.code(), e.details() or ""
     return None, str(e)
 
@@ -255,16 +330,18 @@ class Match:
         diagnose: Callable[[int], str] | None = None,
         on_fault: FaultHook | None = None,
         lines: Callable[[int], list[str]] | None = None,
+        streams: bool = True,
     ) -> None:
-        """``diagnose(seat)``, when given, says why a seat's bot cannot be reached (the
-        launcher knows: it exited, or the kernel killed it over its memory limit); it leads
-        the ``disconnect`` fault's message, since the gRPC status only says the socket is
-        closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot
-        author watching a game sees a rejection when it happens, not after the game.
-        ``lines(seat)``, when given, returns what the seat's bot wrote since it was last
-        asked (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the
-        seat's decision ends and after EndGame, so each line is recorded with the decision
-        its bot was answering when it wrote it (docs/records.md)."""
+        """``streams`` False calls every bot's Act, even a bot that offers ``Play`` (benchmarks and
+        tests compare the two). ``diagnose(seat)``, when given, says why a seat's bot cannot be
+        reached (the launcher knows: it exited, or the kernel killed it over its memory limit); it
+        leads the ``disconnect`` fault's message, since the gRPC status only says the socket is
+        closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot author
+        watching a game sees a rejection when it happens, not after the game. ``lines(seat)``, when
+        given, returns what the seat's bot wrote since it was last asked
+        (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the seat's decision
+        ends and after EndGame, so each line is recorded with the decision its bot was answering
+        when it wrote it (docs/records.md)."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -281,6 +358,7 @@ class Match:
         self.diagnose = diagnose
         self.on_fault = on_fault
         self.lines = lines
+        self.streams = streams
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -321,6 +399,7 @@ class Match:
             end_lines = [self._take_lines(i) for i in range(len(seats))]
         finally:
             for s in seats:
+                s.drop_stream()
                 if s.channel is not None:
                     s.channel.close()
         record = game_record(
@@ -371,7 +450,9 @@ class Match:
             )
             self.family.fill_start_for_seat(request, self.ruleset, self.seed)
             try:
-                s.stub.StartGame(request, timeout=self.call_s)
+                started = s.stub.StartGame(request, timeout=self.call_s)
+                if started.play_stream and self.streams:
+                    s.stream = _PlayStream(s.channel)  # type: ignore[arg-type]
             except grpc.RpcError as e:
                 code, details = _status(e)
                 fault = self._fault(i, -1, 0, "start_game", code.name if code else "", details)
@@ -382,6 +463,8 @@ class Match:
     def _end_games(self, state: GameState, seats: list[_Seat], result: Outcome) -> None:
         family = self.family
         outcome_pb = family.outcome_to_pb(result)
+        for s in seats:
+            s.drop_stream(_STREAM_CLOSE_S)
         for i, s in enumerate(seats):
             if s.gone:
                 continue
@@ -478,7 +561,10 @@ class Match:
             )
             seat.pending = []
             try:
-                data: bytes = seat.act(request, timeout=left_ms / 1000.0)
+                if seat.stream is None:
+                    data: bytes = seat.act(request, timeout=left_ms / 1000.0)
+                else:
+                    data = self._over_stream(seat, request, left_ms)
             except grpc.RpcError as e:
                 code, details = _status(e)
                 if not _too_large(code, details):
@@ -520,6 +606,39 @@ class Match:
                 return None, "faults", settle(), fault
             self._tell(fault, None)  # asked again
             rejection = bot_service_pb2.Rejection(rule=fault.rule, message=fault.message)
+
+    @staticmethod
+    def _over_stream(seat: _Seat, request: bot_service_pb2.ActRequest, left_ms: float) -> bytes:
+        """The answer to ``request`` over the seat's Play stream, or the error Act would have
+        raised for the same behaviour, so that every fault reads and counts as over Act. A
+        stream that fails is dropped, and the seat's later requests go to Act: a late answer
+        could otherwise be read as the answer to a later request."""
+        assert seat.stream is not None
+        got = seat.stream.ask(request, left_ms / 1000.0)
+        if isinstance(got, bytes):
+            return got
+        seat.drop_stream()
+        if got is _NO_ANSWER:
+            raise _StreamEnded(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+        if isinstance(got, grpc.RpcError):
+            raise got
+        raise _StreamEnded(grpc.StatusCode.OK, "the bot ended its Play stream without answering")
+
+
+class _StreamEnded(grpc.RpcError):
+    """What a Play stream's timeout or end reads as: the status an Act call would have
+    ended with (a deadline), or OK for a stream the bot ended, a ``crash``."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
 
 
 def act_request(
