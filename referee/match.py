@@ -45,9 +45,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -63,6 +61,8 @@ from referee.games.protocol import (
     DEFAULT_MOVE_MS,
     MAX_MESSAGE_CHARS,
     MAX_RULE_CHARS,
+    NO_ANSWER,
+    PlayStream,
     bounded,
     judge_bytes,
 )
@@ -192,67 +192,6 @@ _PLAY_METHOD = f"/{_SERVICE}/Play"
 #: How long the referee waits for a bot to end its Play stream after the last request before
 #: cancelling it (an SDK bot takes a round trip).
 _STREAM_CLOSE_S = 1.0
-#: What :meth:`_PlayStream.ask` returns when no answer came in time.
-_NO_ANSWER = object()
-
-
-class _PlayStream:
-    """One seat's ``Play`` stream for one game (proto: a bot that set ``play_stream``).
-
-    Sync gRPC cannot read a stream with a deadline, so a reader thread moves each answer into
-    a queue that the game loop reads with the decision's deadline. The queue is bounded: a bot
-    that floods the stream blocks the reader, and gRPC's flow control then stops the bot, so
-    a flood costs the referee at most a few answers of :data:`MAX_ANSWER_BYTES`.
-    """
-
-    def __init__(self, channel: grpc.Channel) -> None:
-        self._requests: queue.SimpleQueue[bot_service_pb2.ActRequest | None] = queue.SimpleQueue()
-        #: answers as bytes (parsed by judge_bytes like Act's), the error that ended the
-        #: stream, or None: the bot ended it
-        self._answers: queue.Queue[bytes | grpc.RpcError | None] = queue.Queue(maxsize=2)
-        self._closing = False
-        play = channel.stream_stream(
-            _PLAY_METHOD,
-            request_serializer=bot_service_pb2.ActRequest.SerializeToString,
-            response_deserializer=None,
-        )
-        self._call = play(iter(self._requests.get, None))
-        self._reader = threading.Thread(target=self._read, name="ttr-play-reader", daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        end: grpc.RpcError | None = None
-        try:
-            for answer in self._call:
-                if self._closing:
-                    continue  # nobody reads any more: drain it so the call can end
-                self._answers.put(answer)
-        except grpc.RpcError as e:
-            end = e
-        if not self._closing:
-            self._answers.put(end)
-
-    def ask(self, request: bot_service_pb2.ActRequest, timeout_s: float) -> object:
-        """The next thing the stream brings within ``timeout_s``: an answer's bytes, the
-        error that ended the stream, None (the bot ended it) or :data:`_NO_ANSWER`."""
-        self._requests.put(request)
-        try:
-            return self._answers.get(timeout=timeout_s)
-        except queue.Empty:
-            return _NO_ANSWER
-
-    def close(self, wait_s: float = 0.0) -> None:
-        """End the stream: no more requests; the bot has ``wait_s`` to end it, then it is
-        cancelled. The reader thread is gone when this returns."""
-        self._closing = True
-        self._requests.put(None)  # also frees gRPC's thread waiting for the next request
-        deadline = time.monotonic() + wait_s
-        while self._reader.is_alive():
-            with contextlib.suppress(queue.Empty):
-                self._answers.get_nowait()  # a reader blocked on a full queue goes on
-            if time.monotonic() >= deadline:
-                self._call.cancel()  # type: ignore[no-untyped-call]
-            self._reader.join(0.005)
 
 
 class _Seat:
@@ -292,7 +231,7 @@ class _Seat:
         self.pending: list[Event] = []
         self.defaults = 0
         #: the seat's Play stream, while it has a working one (else Act is called)
-        self.stream: _PlayStream | None = None
+        self.stream: PlayStream | None = None
 
     def drop_stream(self, wait_s: float = 0.0) -> None:
         if self.stream is not None:
@@ -452,7 +391,7 @@ class Match:
             try:
                 started = s.stub.StartGame(request, timeout=self.call_s)
                 if started.play_stream and self.streams:
-                    s.stream = _PlayStream(s.channel)  # type: ignore[arg-type]
+                    s.stream = PlayStream(s.channel, _PLAY_METHOD)  # type: ignore[arg-type]
             except grpc.RpcError as e:
                 code, details = _status(e)
                 fault = self._fault(i, -1, 0, "start_game", code.name if code else "", details)
@@ -618,7 +557,7 @@ class Match:
         if isinstance(got, bytes):
             return got
         seat.drop_stream()
-        if got is _NO_ANSWER:
+        if got is NO_ANSWER:
             raise _StreamEnded(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
         if isinstance(got, grpc.RpcError):
             raise got

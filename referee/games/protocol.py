@@ -12,10 +12,15 @@ clock.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from google.protobuf.message import DecodeError
 
 from referee.games.common.errors import IllegalActionError, MalformedActionError
@@ -148,3 +153,67 @@ def judge_bytes(
     except DecodeError as e:
         return _refused("malformed", "answer.malformed", f"the answer is not an ActResponse ({e})")
     return judge(reply, request_id, legal, state, family)
+
+
+#: What :meth:`PlayStream.ask` returns when no answer came in time.
+NO_ANSWER = object()
+
+
+class PlayStream:
+    """One seat's ``Play`` stream for one game (proto: a bot that set ``play_stream``), as the
+    referee (referee.match) and the compliance kit (sdk.compliance) drive it.
+
+    Sync gRPC cannot read a stream with a deadline, so a reader thread moves each answer into
+    a queue that the game loop reads with the decision's deadline. The queue is bounded: a bot
+    that floods the stream blocks the reader, and gRPC's flow control then stops the bot, so
+    a flood costs the referee at most a few answers of ``MAX_ANSWER_BYTES`` (referee.match).
+    """
+
+    def __init__(self, channel: grpc.Channel, method: str) -> None:
+        self._requests: queue.SimpleQueue[bot_service_pb2.ActRequest | None] = queue.SimpleQueue()
+        #: answers as bytes (parsed by judge_bytes like Act's), the error that ended the
+        #: stream, or None: the bot ended it
+        self._answers: queue.Queue[bytes | grpc.RpcError | None] = queue.Queue(maxsize=2)
+        self._closing = False
+        play = channel.stream_stream(
+            method,
+            request_serializer=bot_service_pb2.ActRequest.SerializeToString,
+            response_deserializer=None,
+        )
+        self._call = play(iter(self._requests.get, None))
+        self._reader = threading.Thread(target=self._read, name="ttr-play-reader", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        end: grpc.RpcError | None = None
+        try:
+            for answer in self._call:
+                if self._closing:
+                    continue  # nobody reads any more: drain it so the call can end
+                self._answers.put(answer)
+        except grpc.RpcError as e:
+            end = e
+        if not self._closing:
+            self._answers.put(end)
+
+    def ask(self, request: bot_service_pb2.ActRequest, timeout_s: float) -> object:
+        """The next thing the stream brings within ``timeout_s``: an answer's bytes, the
+        error that ended the stream, None (the bot ended it) or :data:`NO_ANSWER`."""
+        self._requests.put(request)
+        try:
+            return self._answers.get(timeout=timeout_s)
+        except queue.Empty:
+            return NO_ANSWER
+
+    def close(self, wait_s: float = 0.0) -> None:
+        """End the stream: no more requests; the bot has ``wait_s`` to end it, then it is
+        cancelled. The reader thread is gone when this returns."""
+        self._closing = True
+        self._requests.put(None)  # also frees gRPC's thread waiting for the next request
+        deadline = time.monotonic() + wait_s
+        while self._reader.is_alive():
+            with contextlib.suppress(queue.Empty):
+                self._answers.get_nowait()  # a reader blocked on a full queue goes on
+            if time.monotonic() >= deadline:
+                self._call.cancel()  # type: ignore[no-untyped-call]
+            self._reader.join(0.005)

@@ -80,7 +80,7 @@ def _without_timings(record: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("seed", [3, 11])
 def test_a_stream_game_records_what_the_act_game_records(tmp_path: Path, seed: int) -> None:
-    running = [start_server(StrategyBot(RandomStrategy())) for _ in range(3)]
+    running = [start_server(StrategyBot(RandomStrategy)) for _ in range(3)]
     try:
         seats = [SeatBot("random", "1", r.address) for r in running]
         records = []
