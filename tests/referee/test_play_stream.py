@@ -66,7 +66,7 @@ def run_streamed(bots: list[TestBot], clock: Clock = FAST, seed: int = 7) -> Mat
         result = Match(USA, seats, seed, clock, call_s=1.0).run()
     # every stream's reader thread has ended with the game
     assert threading.active_count() <= before + 8  # gRPC's own pollers may linger
-    assert not [t for t in threading.enumerate() if t.name == "ttr-play-reader"]
+    assert not [t for t in threading.enumerate() if t.name == "ttr-play-watchdog"]
     return result
 
 
