@@ -67,11 +67,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random"
 PLAYERS = 4
 TARGET_OVERHEAD = 0.30
-#: The overhead before the Play stream (commit 5f11adc, 2026-11-26, on the 2-core machine of
-#: bench/README.md, best of paired runs of 3 x 10 games), by sandboxing: what each run is
-#: compared with (issue 13's baseline at 9b3840d was 0.53 and 0.62).
+#: The overhead before the Play stream (commit 5f11adc, 2026-11-26, the 2-core machine of
+#: bench/README.md at load 7-10, best of 4 paired runs of 3 x 10 games), by sandboxing: what
+#: each run is compared with (issue 13's baseline at 9b3840d was 0.53 and 0.62, load ~2).
 BASELINE_COMMIT = "5f11adc"
-BASELINE = {"sandboxed": 0.53, "unsandboxed": 0.62}
+BASELINE = {"sandboxed": 0.75, "unsandboxed": 0.50}
 BARE_METHOD = "/bench.Bare/Echo"
 _HEADER = struct.Struct("<I")  # the bare request's first bytes: the response size wanted
 
