@@ -174,14 +174,17 @@ def test_a_stream_that_ends_mid_game_is_a_crash_then_act(
 
 
 def test_a_stream_flood_is_bounded_and_the_game_goes_on() -> None:
-    flood = bot_service_pb2.ActResponse(request_id="x" * 60_000, legal_action_index=0)
+    flood = bot_service_pb2.ActResponse(request_id="x" * 6_000, legal_action_index=0)
 
     def floods(bot: StreamBot, requests: Requests, context: Any) -> Responses:
         while context.is_active():  # until the referee cancels the stream
             yield flood
 
     started = time.monotonic()
-    result = run_streamed([StreamBot(floods), TestBot()], Clock(move_ms=50, bank_ms=200))
+    bot = StreamBot(floods)
+    result = run_streamed([bot, TestBot()], Clock(move_ms=50, bank_ms=200))
     assert result.final.is_over
+    assert bot.streams == 1
+    assert result.faults[0].rule == "answer.request_id"  # the flood's first answer, judged
     assert {f.rule for f in result.faults} <= {"answer.request_id", "DEADLINE_EXCEEDED"}
     assert time.monotonic() - started < 30
