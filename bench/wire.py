@@ -1,6 +1,6 @@
 """Wire benchmark: referee games over gRPC against a bare gRPC ping-pong of the same traffic.
 
-    python bench/wire.py [--games N] [--repeat R] [--variant V] [--no-sandbox] [--json]
+    python bench/wire.py [--games N] [--repeat R] [--variant V] [--no-sandbox] [--unary] [--json]
 
 The bots run in the sandbox as in every league night (referee/hosting/sandbox.py) unless
 ``--no-sandbox``; run it both ways to see what the sandbox costs. Each bot's start-up time
@@ -9,8 +9,9 @@ The bots run in the sandbox as in every league night (referee/hosting/sandbox.py
 1. Referee: N four-player games (seeds 1..N) against four random sample bots, each its own
    process started by the launcher (sample_bots/random), as ``ttr match`` plays them. A first,
    untimed pass records every call's seat and serialized request and response sizes (a client
-   interceptor); the timed passes run the plain referee. The game ids are fixed, so every pass
-   plays the same games.
+   interceptor, over Act); the timed passes run the plain referee, which drives the SDK bots
+   through their Play stream (``--unary``: through Act, as a bot without the stream). The game
+   ids are fixed, so every pass plays the same games.
 2. Bare: four minimal gRPC servers (one process per seat, a generic bytes-in/bytes-out unary
    handler) answer each request with a payload of the recorded response size. The client
    replays the recorded calls (StartGame, Act and EndGame alike) in order, sequentially, each
@@ -27,8 +28,8 @@ between its calls (measured in the untimed first pass): what the rest of each ca
 the bots' side and the transport.
 
 Every ratio is printed next to the baseline of :data:`BASELINE` (bench/README.md, "Wire
-overhead"), the figures the referee had before the issue-13 work, so a change shows as a
-before and after on the same machine.
+overhead (issue 25)"), the figures the referee had before the Play stream, so a change shows as
+a before and after on the same machine.
 """
 
 from __future__ import annotations
@@ -66,10 +67,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random"
 PLAYERS = 4
 TARGET_OVERHEAD = 0.30
-#: The overhead before the issue-13 work (commit 9b3840d, 2026-11-23, on the 2-core machine of
-#: bench/README.md, best of 3 x 10 games), by sandboxing: what each run is compared with.
-BASELINE_COMMIT = "9b3840d"
-BASELINE = {"sandboxed": 0.53, "unsandboxed": 0.62}
+#: The overhead before the Play stream (commit 5f11adc, 2026-11-26, the 2-core machine of
+#: bench/README.md at load 7-10, best of 4 paired runs of 3 x 10 games), by sandboxing: what
+#: each run is compared with (issue 13's baseline at 9b3840d was 0.53 and 0.62, load ~2).
+BASELINE_COMMIT = "5f11adc"
+BASELINE = {"sandboxed": 0.75, "unsandboxed": 0.50}
 BARE_METHOD = "/bench.Bare/Echo"
 _HEADER = struct.Struct("<I")  # the bare request's first bytes: the response size wanted
 
@@ -158,14 +160,15 @@ def _record_sizes(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> Record
         for seed in seeds:
             log.clear()
             last_answer.clear()
-            result = _match(ruleset, bots, seed).run()
+            # Over Act: the interceptor sees unary calls only; the stream carries the same bytes.
+            result = _match(ruleset, bots, seed, streams=False).run()
             recorded.games.append(list(log))
             recorded.decisions.append(result.decisions)
     return recorded
 
 
-def _match(ruleset: Ruleset, bots: list[SeatBot], seed: int) -> Match:
-    return Match(ruleset, bots, seed, game_id=f"bench-wire-{seed}")
+def _match(ruleset: Ruleset, bots: list[SeatBot], seed: int, streams: bool = True) -> Match:
+    return Match(ruleset, bots, seed, game_id=f"bench-wire-{seed}", streams=streams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +204,11 @@ def _measured(pids: list[int], into: list[Run]) -> Iterator[None]:
     into.append(Run(seconds, _self_cpu() - client, _cpu_of(pids) - servers))
 
 
-def _play(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> tuple[int, int]:
+def _play(ruleset: Ruleset, bots: list[SeatBot], seeds: range, streams: bool) -> tuple[int, int]:
     """The games' decisions and faults."""
     decisions = faults = 0
     for seed in seeds:
-        result = _match(ruleset, bots, seed).run()
+        result = _match(ruleset, bots, seed, streams).run()
         decisions += result.decisions
         faults += len(result.faults)
     return decisions, faults
@@ -309,6 +312,11 @@ def main() -> None:
     parser.add_argument(
         "--no-sandbox", action="store_true", help="run the bots unsandboxed (to compare)"
     )
+    parser.add_argument(
+        "--unary",
+        action="store_true",
+        help="call Act for every decision, as for a bot that does not offer the Play stream",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--serve-bare", metavar="ADDRESS", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -345,7 +353,7 @@ def main() -> None:
         _exchange(addresses, replay[:1])  # warm-up
         for _ in range(args.repeat):
             with _measured(bot_pids, referee_runs):
-                decisions, faults = _play(ruleset, bots, seeds)
+                decisions, faults = _play(ruleset, bots, seeds, not args.unary)
             if decisions != sum(decisions_per_game):
                 print("warning: the timed games differ from the recorded ones", file=sys.stderr)
             with _measured(server_pids, bare_runs):
@@ -365,6 +373,7 @@ def main() -> None:
         "variant": ruleset.ident,
         "players": PLAYERS,
         "sandbox": not args.no_sandbox,
+        "play_stream": not args.unary,
         "bot_startup_ms": {
             "mean": statistics.fmean(startup_s) * 1000.0,
             "max": max(startup_s) * 1000.0,
@@ -406,7 +415,8 @@ def main() -> None:
     r, b = figures["referee"], figures["bare"]
     print(
         f"python {figures['python']}, grpcio {figures['grpc']}, {ruleset.ident}, "
-        f"{PLAYERS} random bots ({'sandboxed' if figures['sandbox'] else 'NO sandbox'}), "
+        f"{PLAYERS} random bots ({'sandboxed' if figures['sandbox'] else 'NO sandbox'}, "
+        f"{'Act only' if args.unary else 'Play stream'}), "
         f"best of {args.repeat} x {games} games"
     )
     startup = figures["bot_startup_ms"]

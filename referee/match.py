@@ -61,6 +61,8 @@ from referee.games.protocol import (
     DEFAULT_MOVE_MS,
     MAX_MESSAGE_CHARS,
     MAX_RULE_CHARS,
+    NO_ANSWER,
+    PlayStream,
     bounded,
     judge_bytes,
 )
@@ -183,8 +185,13 @@ def safe_default(actions: Sequence[Action]) -> Action:
 # ---------------------------------------------------------------------------------------------
 # the game loop
 
-#: Act's path, for the channel's raw-bytes call (the generated stub parses the reply)
-_ACT_METHOD = f"/{bot_service_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Act"
+#: Act's and Play's paths, for the channel's raw-bytes calls (the generated stub parses replies)
+_SERVICE = bot_service_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+_ACT_METHOD = f"/{_SERVICE}/Act"
+_PLAY_METHOD = f"/{_SERVICE}/Play"
+#: How long the referee waits for a bot to end its Play stream after the last request before
+#: cancelling it (an SDK bot takes a round trip).
+_STREAM_CLOSE_S = 1.0
 
 
 class _Seat:
@@ -223,10 +230,17 @@ class _Seat:
         self.bank_ms = 0.0
         self.pending: list[Event] = []
         self.defaults = 0
+        #: the seat's Play stream, while it has a working one (else Act is called)
+        self.stream: PlayStream | None = None
+
+    def drop_stream(self, wait_s: float = 0.0) -> None:
+        if self.stream is not None:
+            self.stream.close(wait_s)
+            self.stream = None
 
 
 def _status(e: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
-    if isinstance(e, grpc.Call):
+    if isinstance(e, grpc.Call | _StreamEnded):
         return e.code(), e.details() or ""
     return None, str(e)
 
@@ -255,16 +269,18 @@ class Match:
         diagnose: Callable[[int], str] | None = None,
         on_fault: FaultHook | None = None,
         lines: Callable[[int], list[str]] | None = None,
+        streams: bool = True,
     ) -> None:
-        """``diagnose(seat)``, when given, says why a seat's bot cannot be reached (the
-        launcher knows: it exited, or the kernel killed it over its memory limit); it leads
-        the ``disconnect`` fault's message, since the gRPC status only says the socket is
-        closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot
-        author watching a game sees a rejection when it happens, not after the game.
-        ``lines(seat)``, when given, returns what the seat's bot wrote since it was last
-        asked (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the
-        seat's decision ends and after EndGame, so each line is recorded with the decision
-        its bot was answering when it wrote it (docs/records.md)."""
+        """``streams`` False calls every bot's Act, even a bot that offers ``Play`` (benchmarks and
+        tests compare the two). ``diagnose(seat)``, when given, says why a seat's bot cannot be
+        reached (the launcher knows: it exited, or the kernel killed it over its memory limit); it
+        leads the ``disconnect`` fault's message, since the gRPC status only says the socket is
+        closed. ``on_fault`` hears of each fault as it happens (:data:`FaultHook`), so a bot author
+        watching a game sees a rejection when it happens, not after the game. ``lines(seat)``, when
+        given, returns what the seat's bot wrote since it was last asked
+        (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the seat's decision
+        ends and after EndGame, so each line is recorded with the decision its bot was answering
+        when it wrote it (docs/records.md)."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -281,6 +297,7 @@ class Match:
         self.diagnose = diagnose
         self.on_fault = on_fault
         self.lines = lines
+        self.streams = streams
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -321,6 +338,7 @@ class Match:
             end_lines = [self._take_lines(i) for i in range(len(seats))]
         finally:
             for s in seats:
+                s.drop_stream()
                 if s.channel is not None:
                     s.channel.close()
         record = game_record(
@@ -371,7 +389,9 @@ class Match:
             )
             self.family.fill_start_for_seat(request, self.ruleset, self.seed)
             try:
-                s.stub.StartGame(request, timeout=self.call_s)
+                started = s.stub.StartGame(request, timeout=self.call_s)
+                if started.play_stream and self.streams:
+                    s.stream = PlayStream(s.channel, _PLAY_METHOD)  # type: ignore[arg-type]
             except grpc.RpcError as e:
                 code, details = _status(e)
                 fault = self._fault(i, -1, 0, "start_game", code.name if code else "", details)
@@ -382,6 +402,8 @@ class Match:
     def _end_games(self, state: GameState, seats: list[_Seat], result: Outcome) -> None:
         family = self.family
         outcome_pb = family.outcome_to_pb(result)
+        for s in seats:
+            s.drop_stream(_STREAM_CLOSE_S)
         for i, s in enumerate(seats):
             if s.gone:
                 continue
@@ -478,7 +500,10 @@ class Match:
             )
             seat.pending = []
             try:
-                data: bytes = seat.act(request, timeout=left_ms / 1000.0)
+                if seat.stream is None:
+                    data: bytes = seat.act(request, timeout=left_ms / 1000.0)
+                else:
+                    data = self._over_stream(seat, request, left_ms)
             except grpc.RpcError as e:
                 code, details = _status(e)
                 if not _too_large(code, details):
@@ -520,6 +545,39 @@ class Match:
                 return None, "faults", settle(), fault
             self._tell(fault, None)  # asked again
             rejection = bot_service_pb2.Rejection(rule=fault.rule, message=fault.message)
+
+    @staticmethod
+    def _over_stream(seat: _Seat, request: bot_service_pb2.ActRequest, left_ms: float) -> bytes:
+        """The answer to ``request`` over the seat's Play stream, or the error Act would have
+        raised for the same behaviour, so that every fault reads and counts as over Act. A
+        stream that fails is dropped, and the seat's later requests go to Act: a late answer
+        could otherwise be read as the answer to a later request."""
+        assert seat.stream is not None
+        got = seat.stream.ask(request, left_ms / 1000.0)
+        if isinstance(got, bytes):
+            return got
+        seat.drop_stream()
+        if got is NO_ANSWER:
+            raise _StreamEnded(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+        if isinstance(got, grpc.RpcError):
+            raise got
+        raise _StreamEnded(grpc.StatusCode.OK, "the bot ended its Play stream without answering")
+
+
+class _StreamEnded(grpc.RpcError):
+    """What a Play stream's timeout or end reads as: the status an Act call would have
+    ended with (a deadline), or OK for a stream the bot ended, a ``crash``."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
 
 
 def act_request(

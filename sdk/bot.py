@@ -30,7 +30,7 @@ import sys
 import threading
 import traceback
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -261,7 +261,18 @@ class BotServicer(bot_service_pb2_grpc.BotServiceServicer):
             self._fail(context, "on_start raised", e)
         finally:
             _current_game.reset(token)
-        return bot_service_pb2.StartGameResponse()
+        return bot_service_pb2.StartGameResponse(play_stream=True)
+
+    def Play(
+        self,
+        request_iterator: Iterator[bot_service_pb2.ActRequest],
+        context: grpc.ServicerContext,
+    ) -> Iterator[bot_service_pb2.ActResponse]:
+        # The stream carries exactly Act's exchange, so each message is answered by Act itself:
+        # a failure aborts the stream with the status Act would have returned, and the referee
+        # records it as it would Act's and goes on over Act.
+        for request in request_iterator:
+            yield self.Act(request, context)
 
     def Act(
         self, request: bot_service_pb2.ActRequest, context: grpc.ServicerContext

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
-from referee.games.protocol import DEFAULT_CALL_S, judge
+from referee.games.protocol import DEFAULT_CALL_S, NO_ANSWER, PlayStream, judge
 from referee.games.registry import AnyRuleset, family_of, load
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
@@ -68,6 +69,8 @@ class ComplianceReport:
     max_bank_used_ms: float = 0.0  #: the most bank any one game used
     #: why the bot stopped being called (it cannot be reached), or ''
     gone: str = ""
+    #: decisions asked on the bot's Play stream (a bot that offers it; the rest over Act)
+    streamed: int = 0
 
     @property
     def ok(self) -> bool:
@@ -110,7 +113,8 @@ class ComplianceReport:
         lines = [
             f"variant: {self.variant}, {self.seats} seats",
             f"games: {self.games}",
-            f"decisions: {self.decisions}",
+            f"decisions: {self.decisions}"
+            + (f" ({self.streamed} on the Play stream)" if self.streamed else ""),
             f"faults: {len(self.faults)}",
             *self.details(),
             "PASS" if self.ok else "FAIL",
@@ -128,9 +132,12 @@ def play_game(
     game_number: int = 0,
     move_limit_ms: int = 1000,
     bank_ms: int = 0,
+    channel: grpc.Channel | None = None,
 ) -> GameState:
     """One game with the bot at ``bot_seat``; faults and latencies go into ``report`` (its
-    ``gone`` set when the bot cannot be reached any more)."""
+    ``gone`` set when the bot cannot be reached any more). With ``channel`` (the stub's), a
+    bot that offers the Play stream is asked on it, as the referee would, until the stream
+    fails; then over Act."""
     game_id = f"compliance-{seed}-{bot_seat}"
     family = family_of(ruleset)
     # The other seats, and the bot's seat when its answer is not accepted, play uniformly at
@@ -163,9 +170,12 @@ def play_game(
     family.fill_start_for_seat(start, ruleset, seed)
     call_s = max(move_limit_ms / 1000, DEFAULT_CALL_S)
     t0 = time.perf_counter()
+    stream: PlayStream | None = None
     try:
-        stub.StartGame(start, timeout=call_s)
+        started_pb = stub.StartGame(start, timeout=call_s)
         started = True
+        if started_pb.play_stream and channel is not None:
+            stream = PlayStream(channel, _PLAY_METHOD)
     except grpc.RpcError as e:
         call_failed(0, "StartGame", e, (time.perf_counter() - t0) * 1000)
         started = False
@@ -195,10 +205,22 @@ def play_game(
             chosen: Action | None = None
             t0 = time.perf_counter()
             try:
-                response = stub.Act(request, timeout=budget_ms / 1000)
+                if stream is None:
+                    response = stub.Act(request, timeout=budget_ms / 1000)
+                else:
+                    report.streamed += 1
+                    response = _ask_stream(stream, request, budget_ms)
             except grpc.RpcError as e:
                 elapsed_ms = (time.perf_counter() - t0) * 1000
-                call_failed(decision, "Act", e, elapsed_ms)
+                call_failed(decision, "Act" if stream is None else "Play", e, elapsed_ms)
+                if stream is not None:  # as the referee: Act for the rest of the game
+                    stream.close()
+                    stream = None
+            except _StreamFault as e:
+                elapsed_ms = (time.perf_counter() - t0) * 1000
+                fault(decision, e.kind, f"Play: {e}")
+                stream.close()  # type: ignore[union-attr]
+                stream = None
             else:
                 elapsed_ms = (time.perf_counter() - t0) * 1000
                 report.latencies_ms.append(elapsed_ms)
@@ -222,6 +244,8 @@ def play_game(
         state = family.apply(state, action)
         pending.extend(family.project(e, bot_seat) for e in state.events)
 
+    if stream is not None:
+        stream.close(1.0)
     if started and not report.gone:
         t0 = time.perf_counter()
         try:
@@ -237,6 +261,33 @@ def play_game(
         except grpc.RpcError as e:
             call_failed(0, "EndGame", e, (time.perf_counter() - t0) * 1000)
     return state
+
+
+_PLAY_METHOD = f"/{bot_service_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Play"
+
+
+class _StreamFault(Exception):
+    """The Play stream brought no answer: it timed out, or the bot ended it."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _ask_stream(
+    stream: PlayStream, request: bot_service_pb2.ActRequest, budget_ms: float
+) -> bot_service_pb2.ActResponse:
+    got = stream.ask(request, budget_ms / 1000)
+    if isinstance(got, grpc.RpcError):
+        raise got
+    if got is NO_ANSWER:
+        raise _StreamFault("timeout", f"no answer in {budget_ms:.0f} ms")
+    if not isinstance(got, bytes):
+        raise _StreamFault("rpc", "the bot ended its Play stream without answering")
+    try:
+        return bot_service_pb2.ActResponse.FromString(got)
+    except DecodeError as e:
+        raise _StreamFault("malformed", f"the answer is not an ActResponse: {e}") from None
 
 
 def check_bot(
@@ -274,6 +325,7 @@ def check_bot(
                 g,
                 move_limit_ms=move_limit_ms,
                 bank_ms=bank_ms,
+                channel=channel,
             )
             if report.gone:
                 break

@@ -88,6 +88,12 @@ class TestBot(bot_service_pb2_grpc.BotServiceServicer):
         self.ended.append(request)
         return bot_service_pb2.EndGameResponse()
 
+    def Play(
+        self, request_iterator: Iterator[bot_service_pb2.ActRequest], context: grpc.ServicerContext
+    ) -> Iterator[bot_service_pb2.ActResponse]:
+        # Act only, as every bot before the Play stream (it never sets play_stream).
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "Act only")
+
 
 @contextmanager
 def serve(bot: TestBot) -> Iterator[SeatBot]:

@@ -19,6 +19,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,12 @@ class Saboteur(bot_service_pb2_grpc.BotServiceServicer):
         self, request: bot_service_pb2.EndGameRequest, context: grpc.ServicerContext
     ) -> bot_service_pb2.EndGameResponse:
         return bot_service_pb2.EndGameResponse()
+
+    def Play(
+        self, request_iterator: Iterator[bot_service_pb2.ActRequest], context: grpc.ServicerContext
+    ) -> Iterator[bot_service_pb2.ActResponse]:
+        # Act only, as every bot before the Play stream (it never sets play_stream).
+        context.abort(grpc.StatusCode.UNIMPLEMENTED, "Act only")
 
 
 def hijack(address: str) -> str:

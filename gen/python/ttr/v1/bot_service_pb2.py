@@ -30,7 +30,7 @@ from ttr.v1 import scoring_pb2 as ttr_dot_v1_dot_scoring__pb2
 from ttr.v1 import view_pb2 as ttr_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ttr/v1/bot_service.proto\x12\x06ttr.v1\x1a\x19google/protobuf/any.proto\x1a\x14ttr/v1/actions.proto\x1a\x13ttr/v1/events.proto\x1a\x15ttr/v1/game_map.proto\x1a\x14ttr/v1/scoring.proto\x1a\x11ttr/v1/view.proto\"\xbd\x02\n\x10StartGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x11\n\tnum_seats\x18\x04 \x01(\r\x12!\n\x08game_map\x18\x05 \x01(\x0b\x32\x0f.ttr.v1.GameMap\x12%\n\x05rules\x18\x06 \x01(\x0b\x32\x16.ttr.v1.RuleParameters\x12$\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x15.ttr.v1.ClockSettings\x12(\n\nextensions\x18\x08 \x03(\x0b\x32\x14.google.protobuf.Any\x12(\n\tcard_game\x18\t \x01(\x0b\x32\x15.ttr.v1.CardGameSetup\x12\x15\n\x08\x62ot_seed\x18\n \x01(\x04H\x00\x88\x01\x01\x42\x0b\n\t_bot_seed\"7\n\rClockSettings\x12\x15\n\rmove_limit_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\"\x13\n\x11StartGameResponse\"\xdb\x01\n\nActRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x1e\n\x04view\x18\x03 \x01(\x0b\x32\x10.ttr.v1.SeatView\x12\x1d\n\x06\x65vents\x18\x04 \x03(\x0b\x32\r.ttr.v1.Event\x12%\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x0e.ttr.v1.Action\x12\x1c\n\x05\x63lock\x18\x06 \x01(\x0b\x32\r.ttr.v1.Clock\x12$\n\trejection\x18\x07 \x01(\x0b\x32\x11.ttr.v1.Rejection\"4\n\x05\x43lock\x12\x15\n\rmove_limit_ms\x18\x01 \x01(\r\x12\x14\n\x0c\x62\x61nk_left_ms\x18\x02 \x01(\r\"*\n\tRejection\x12\x0c\n\x04rule\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"k\n\x0b\x41\x63tResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x1c\n\x12legal_action_index\x18\x02 \x01(\rH\x00\x12 \n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x0e.ttr.v1.ActionH\x00\x42\x08\n\x06\x61nswer\"\x82\x01\n\x0e\x45ndGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12 \n\x07outcome\x18\x02 \x01(\x0b\x32\x0f.ttr.v1.Outcome\x12\x1d\n\x06\x65vents\x18\x03 \x03(\x0b\x32\r.ttr.v1.Event\x12\x1e\n\x04view\x18\x04 \x01(\x0b\x32\x10.ttr.v1.SeatView\"\x11\n\x0f\x45ndGameResponse2\xba\x01\n\nBotService\x12@\n\tStartGame\x12\x18.ttr.v1.StartGameRequest\x1a\x19.ttr.v1.StartGameResponse\x12.\n\x03\x41\x63t\x12\x12.ttr.v1.ActRequest\x1a\x13.ttr.v1.ActResponse\x12:\n\x07\x45ndGame\x12\x16.ttr.v1.EndGameRequest\x1a\x17.ttr.v1.EndGameResponseB\x17Z\x15ttrarena/ttr/v1;ttrv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18ttr/v1/bot_service.proto\x12\x06ttr.v1\x1a\x19google/protobuf/any.proto\x1a\x14ttr/v1/actions.proto\x1a\x13ttr/v1/events.proto\x1a\x15ttr/v1/game_map.proto\x1a\x14ttr/v1/scoring.proto\x1a\x11ttr/v1/view.proto\"\xbd\x02\n\x10StartGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x11\n\tnum_seats\x18\x04 \x01(\r\x12!\n\x08game_map\x18\x05 \x01(\x0b\x32\x0f.ttr.v1.GameMap\x12%\n\x05rules\x18\x06 \x01(\x0b\x32\x16.ttr.v1.RuleParameters\x12$\n\x05\x63lock\x18\x07 \x01(\x0b\x32\x15.ttr.v1.ClockSettings\x12(\n\nextensions\x18\x08 \x03(\x0b\x32\x14.google.protobuf.Any\x12(\n\tcard_game\x18\t \x01(\x0b\x32\x15.ttr.v1.CardGameSetup\x12\x15\n\x08\x62ot_seed\x18\n \x01(\x04H\x00\x88\x01\x01\x42\x0b\n\t_bot_seed\"7\n\rClockSettings\x12\x15\n\rmove_limit_ms\x18\x01 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\r\"(\n\x11StartGameResponse\x12\x13\n\x0bplay_stream\x18\x01 \x01(\x08\"\xdb\x01\n\nActRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\x1e\n\x04view\x18\x03 \x01(\x0b\x32\x10.ttr.v1.SeatView\x12\x1d\n\x06\x65vents\x18\x04 \x03(\x0b\x32\r.ttr.v1.Event\x12%\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x0e.ttr.v1.Action\x12\x1c\n\x05\x63lock\x18\x06 \x01(\x0b\x32\r.ttr.v1.Clock\x12$\n\trejection\x18\x07 \x01(\x0b\x32\x11.ttr.v1.Rejection\"4\n\x05\x43lock\x12\x15\n\rmove_limit_ms\x18\x01 \x01(\r\x12\x14\n\x0c\x62\x61nk_left_ms\x18\x02 \x01(\r\"*\n\tRejection\x12\x0c\n\x04rule\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"k\n\x0b\x41\x63tResponse\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x1c\n\x12legal_action_index\x18\x02 \x01(\rH\x00\x12 \n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x0e.ttr.v1.ActionH\x00\x42\x08\n\x06\x61nswer\"\x82\x01\n\x0e\x45ndGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12 \n\x07outcome\x18\x02 \x01(\x0b\x32\x0f.ttr.v1.Outcome\x12\x1d\n\x06\x65vents\x18\x03 \x03(\x0b\x32\r.ttr.v1.Event\x12\x1e\n\x04view\x18\x04 \x01(\x0b\x32\x10.ttr.v1.SeatView\"\x11\n\x0f\x45ndGameResponse2\xef\x01\n\nBotService\x12@\n\tStartGame\x12\x18.ttr.v1.StartGameRequest\x1a\x19.ttr.v1.StartGameResponse\x12.\n\x03\x41\x63t\x12\x12.ttr.v1.ActRequest\x1a\x13.ttr.v1.ActResponse\x12:\n\x07\x45ndGame\x12\x16.ttr.v1.EndGameRequest\x1a\x17.ttr.v1.EndGameResponse\x12\x33\n\x04Play\x12\x12.ttr.v1.ActRequest\x1a\x13.ttr.v1.ActResponse(\x01\x30\x01\x42\x17Z\x15ttrarena/ttr/v1;ttrv1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,19 +43,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CLOCKSETTINGS']._serialized_start=490
   _globals['_CLOCKSETTINGS']._serialized_end=545
   _globals['_STARTGAMERESPONSE']._serialized_start=547
-  _globals['_STARTGAMERESPONSE']._serialized_end=566
-  _globals['_ACTREQUEST']._serialized_start=569
-  _globals['_ACTREQUEST']._serialized_end=788
-  _globals['_CLOCK']._serialized_start=790
-  _globals['_CLOCK']._serialized_end=842
-  _globals['_REJECTION']._serialized_start=844
-  _globals['_REJECTION']._serialized_end=886
-  _globals['_ACTRESPONSE']._serialized_start=888
-  _globals['_ACTRESPONSE']._serialized_end=995
-  _globals['_ENDGAMEREQUEST']._serialized_start=998
-  _globals['_ENDGAMEREQUEST']._serialized_end=1128
-  _globals['_ENDGAMERESPONSE']._serialized_start=1130
-  _globals['_ENDGAMERESPONSE']._serialized_end=1147
-  _globals['_BOTSERVICE']._serialized_start=1150
-  _globals['_BOTSERVICE']._serialized_end=1336
+  _globals['_STARTGAMERESPONSE']._serialized_end=587
+  _globals['_ACTREQUEST']._serialized_start=590
+  _globals['_ACTREQUEST']._serialized_end=809
+  _globals['_CLOCK']._serialized_start=811
+  _globals['_CLOCK']._serialized_end=863
+  _globals['_REJECTION']._serialized_start=865
+  _globals['_REJECTION']._serialized_end=907
+  _globals['_ACTRESPONSE']._serialized_start=909
+  _globals['_ACTRESPONSE']._serialized_end=1016
+  _globals['_ENDGAMEREQUEST']._serialized_start=1019
+  _globals['_ENDGAMEREQUEST']._serialized_end=1149
+  _globals['_ENDGAMERESPONSE']._serialized_start=1151
+  _globals['_ENDGAMERESPONSE']._serialized_end=1168
+  _globals['_BOTSERVICE']._serialized_start=1171
+  _globals['_BOTSERVICE']._serialized_end=1410
 # @@protoc_insertion_point(module_scope)

@@ -144,12 +144,19 @@ class StartGameResponse(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    PLAY_STREAM_FIELD_NUMBER: _builtins.int
+    play_stream: _builtins.bool
+    """The bot serves Play for this game: the referee may send its ActRequests on one Play
+    stream instead of one Act call each. Unset (every bot before Play existed): Act only.
+    """
     def __init__(
         self,
+        *,
+        play_stream: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["play_stream", b"play_stream"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

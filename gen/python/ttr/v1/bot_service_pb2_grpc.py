@@ -50,6 +50,11 @@ class BotServiceStub:
                 request_serializer=ttr_dot_v1_dot_bot__service__pb2.EndGameRequest.SerializeToString,
                 response_deserializer=ttr_dot_v1_dot_bot__service__pb2.EndGameResponse.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/ttr.v1.BotService/Play',
+                request_serializer=ttr_dot_v1_dot_bot__service__pb2.ActRequest.SerializeToString,
+                response_deserializer=ttr_dot_v1_dot_bot__service__pb2.ActResponse.FromString,
+                _registered_method=True)
 
 
 class BotServiceServicer:
@@ -77,6 +82,18 @@ class BotServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Play(self, request_iterator, context):
+        """Optional: the same decisions as Act, carried on one stream per game and seat (a message
+        on an open stream costs far less than starting a call). Called only for a bot whose
+        StartGameResponse set `play_stream`; the referee sends each ActRequest on it and reads
+        the ActResponse back, under the same clock, and falls back to Act for the rest of the
+        game if the stream fails or times out. The referee ends the stream before EndGame. A bot
+        that does not offer it never sees it: Act stays the contract every bot may use.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +111,11 @@ def add_BotServiceServicer_to_server(servicer, server):
                     servicer.EndGame,
                     request_deserializer=ttr_dot_v1_dot_bot__service__pb2.EndGameRequest.FromString,
                     response_serializer=ttr_dot_v1_dot_bot__service__pb2.EndGameResponse.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=ttr_dot_v1_dot_bot__service__pb2.ActRequest.FromString,
+                    response_serializer=ttr_dot_v1_dot_bot__service__pb2.ActResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +200,33 @@ class BotService:
             '/ttr.v1.BotService/EndGame',
             ttr_dot_v1_dot_bot__service__pb2.EndGameRequest.SerializeToString,
             ttr_dot_v1_dot_bot__service__pb2.EndGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/ttr.v1.BotService/Play',
+            ttr_dot_v1_dot_bot__service__pb2.ActRequest.SerializeToString,
+            ttr_dot_v1_dot_bot__service__pb2.ActResponse.FromString,
             options,
             channel_credentials,
             insecure,

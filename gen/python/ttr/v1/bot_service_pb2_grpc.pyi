@@ -48,6 +48,14 @@ class BotServiceStub:
     """Choose the action for the seat's current decision."""
     EndGame: _grpc.UnaryUnaryMultiCallable[_bot_service_pb2.EndGameRequest, _bot_service_pb2.EndGameResponse]
     """The game is over: final scores, every ticket revealed."""
+    Play: _grpc.StreamStreamMultiCallable[_bot_service_pb2.ActRequest, _bot_service_pb2.ActResponse]
+    """Optional: the same decisions as Act, carried on one stream per game and seat (a message
+    on an open stream costs far less than starting a call). Called only for a bot whose
+    StartGameResponse set `play_stream`; the referee sends each ActRequest on it and reads
+    the ActResponse back, under the same clock, and falls back to Act for the rest of the
+    game if the stream fails or times out. The referee ends the stream before EndGame. A bot
+    that does not offer it never sees it: Act stays the contract every bot may use.
+    """
 
 @_typing.type_check_only
 class BotServiceAsyncStub(BotServiceStub):
@@ -60,6 +68,14 @@ class BotServiceAsyncStub(BotServiceStub):
     """Choose the action for the seat's current decision."""
     EndGame: _aio.UnaryUnaryMultiCallable[_bot_service_pb2.EndGameRequest, _bot_service_pb2.EndGameResponse]  # type: ignore[assignment]
     """The game is over: final scores, every ticket revealed."""
+    Play: _aio.StreamStreamMultiCallable[_bot_service_pb2.ActRequest, _bot_service_pb2.ActResponse]  # type: ignore[assignment]
+    """Optional: the same decisions as Act, carried on one stream per game and seat (a message
+    on an open stream costs far less than starting a call). Called only for a bot whose
+    StartGameResponse set `play_stream`; the referee sends each ActRequest on it and reads
+    the ActResponse back, under the same clock, and falls back to Act for the rest of the
+    game if the stream fails or times out. The referee ends the stream before EndGame. A bot
+    that does not offer it never sees it: Act stays the contract every bot may use.
+    """
 
 class BotServiceServicer(metaclass=_abc_1.ABCMeta):
     """Implemented by every bot."""
@@ -87,5 +103,19 @@ class BotServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_bot_service_pb2.EndGameResponse, _abc.Awaitable[_bot_service_pb2.EndGameResponse]]:
         """The game is over: final scores, every ticket revealed."""
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_bot_service_pb2.ActRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bot_service_pb2.ActResponse], _abc.AsyncIterator[_bot_service_pb2.ActResponse]]:
+        """Optional: the same decisions as Act, carried on one stream per game and seat (a message
+        on an open stream costs far less than starting a call). Called only for a bot whose
+        StartGameResponse set `play_stream`; the referee sends each ActRequest on it and reads
+        the ActResponse back, under the same clock, and falls back to Act for the rest of the
+        game if the stream fails or times out. The referee ends the stream before EndGame. A bot
+        that does not offer it never sees it: Act stays the contract every bot may use.
+        """
 
 def add_BotServiceServicer_to_server(servicer: BotServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
