@@ -205,12 +205,16 @@ class BotPool:
         key = (path, copy)
         slot = 0
         if deal is not None and self.by_deal:
-            while deal in self.deals.get((path, copy, slot), ()):
+            # A dead process's deals die with it: its slot restarts below with nothing seen.
+            while deal in self.deals.get((path, copy, slot), ()) and self._alive(
+                (path, copy, slot)
+            ):
                 slot += 1
         self.seated[key] = slot
         where = (path, copy, slot)
         bot = self.bots.get(where)
-        if bot is not None and bot.process is not None and bot.process.poll() is None:
+        if self._alive(where):
+            assert bot is not None
             if deal is not None and self.by_deal:
                 self.deals[where].add(deal)
             return SeatBot(name, version, bot.address)
@@ -232,6 +236,10 @@ class BotPool:
         if self.by_deal and sum(s[:2] == key for s in self.bots) < games_per_deal:
             self._start_spare(key, path)
         return SeatBot(name, version, bot.address)
+
+    def _alive(self, where: Slot) -> bool:
+        bot = self.bots.get(where)
+        return bot is not None and bot.process is not None and bot.process.poll() is None
 
     def _stop_later(self, bot: LaunchedBot) -> None:
         stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)

@@ -296,7 +296,8 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
 def test_a_sandboxed_pool_gives_a_replayed_deal_another_process_and_leaves_none_behind() -> None:
     """A deal the bot's process has seen goes to another of its processes (a slot), started
     from the spare; a new deal goes back to the first slot, and a deal both have seen to a
-    third. Closing the pool stops the bots, the spare and the replaced processes."""
+    third. A slot whose process died starts afresh, having seen nothing. Closing the pool
+    stops the bots, the spare and the replaced processes."""
     from leaderboard.worker import BotPool
 
     pool = BotPool(startup_s=20.0, sandbox=SandboxConfig())
@@ -319,6 +320,18 @@ def test_a_sandboxed_pool_gives_a_replayed_deal_another_process_and_leaves_none_
         assert third.address not in (first.address, repeat.address)
         assert not pool.spares  # three slots: as many as a deal has games, no more spares
         assert len(_bots_still_running()) >= 3
+        # The first slot's process dies: its replacement has seen nothing, so it plays 7.
+        crashed = pool.bots[(random_bot, 0, 0)].process
+        assert crashed is not None
+        os.killpg(crashed.pid, signal.SIGKILL)
+        crashed.wait(10)
+        restarted = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        assert not restarted.down and restarted.address not in (
+            first.address,
+            repeat.address,
+            third.address,
+        )
+        assert pool.deals[(random_bot, 0, 0)] == {7}
     finally:
         pool.close()
     assert _bots_still_running() == []
