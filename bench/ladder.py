@@ -287,8 +287,8 @@ def main() -> None:
     parser.add_argument(
         "--reuse-bots",
         action="store_true",
-        help="sandboxed, no fresh bot per repeated deal (the tournament's flag; the ladder "
-        "never repeats a deal)",
+        help="sandboxed, one process per bot for every rotation of a deal (the tournament's "
+        "flag; the ladder never repeats a deal)",
     )
     parser.add_argument("--seed", type=int, help="the ladder's matchmaking rng (default: random)")
     parser.add_argument(
@@ -300,8 +300,8 @@ def main() -> None:
         parser.error("--games, --copies and --workers must be at least 1")
     if not 2 <= args.players <= 3 * args.copies:
         parser.error(f"--players must be 2 to {3 * args.copies} (the authors) with these copies")
-    # as a server runs them: sandboxed, a fresh bot for a deal it has seen (a tournament's
-    # rotations repeat each deal; the ladder's deals are all new)
+    # as a server runs them: sandboxed, no bot process plays a deal twice (a tournament's
+    # rotations repeat each deal: a process per rotation; the ladder's deals are all new)
     sandbox = SandboxConfig(enabled=not args.no_sandbox, fresh_per_deal=not args.reuse_bots)
     rng = None if args.seed is None else random.Random(args.seed)
     figures: dict[str, object] = {
@@ -360,7 +360,7 @@ def main() -> None:
     if not sandbox.enabled:
         mode = "NO sandbox"
     elif sandbox.fresh_per_deal:
-        mode = "sandboxed, a fresh bot per repeated deal"
+        mode = "sandboxed, a bot process per rotation of a deal"
     else:
         mode = "sandboxed, bots reused across deals"
     print(

@@ -3,8 +3,9 @@ same games cost in the engine alone plus a bare gRPC exchange of the same messag
 
     python bench/tournament.py [--rounds R] [--workers W] [--no-sandbox] [--json]
 
-The bots are sandboxed as in every league night (a fresh process per repeated deal) unless
-``--no-sandbox``; ``--reuse-bots`` keeps the sandbox but not the fresh processes.
+The bots are sandboxed as in every league night (no bot process plays a deal twice: a
+process per rotation of a deal on each worker, leaderboard.worker.BotPool) unless
+``--no-sandbox``; ``--reuse-bots`` keeps the sandbox, one process per bot for every rotation.
 
 1. Tournament: four sample bots (random, a renamed copy of random, greedy, planner; the
    copy because a round robin needs four different bots for 4-player games) in a 4-player
@@ -56,10 +57,12 @@ sys.path.insert(0, str(ROOT))  # run as a script: bench/ is on the path, the rep
 from bench import wire as bare_wire  # noqa: E402  (the bare servers and exchange)
 
 PLAYERS = 4
-#: tournament time / ideal before the issue-13 work (commit 9b3840d, 2026-11-23, the 2-core
-#: machine of bench/README.md, default rounds and workers), by sandboxing
-BASELINE_COMMIT = "9b3840d"
-BASELINE = {"fresh": 9.28, "unsandboxed": 3.29}  #: by mode (none measured with --reuse-bots)
+#: tournament time / ideal before issue 25's process per rotation (commit 5f11adc, a restart
+#: before every replayed deal; 2026-11-26, the 2-core machine of bench/README.md shared at a
+#: load of 5 to 11, default rounds and workers), by mode: the median of 3 runs paired with the
+#: new code's (bench/README.md, "A process per rotation")
+BASELINE_COMMIT = "5f11adc"
+BASELINE = {"fresh": 9.49, "reuse": 3.07, "unsandboxed": 3.09}
 
 
 def renamed_copy(source: Path, target: Path, name: str) -> str:
@@ -180,7 +183,7 @@ def main() -> None:
     parser.add_argument(
         "--reuse-bots",
         action="store_true",
-        help="sandboxed, but no fresh bot process per repeated deal (ttr tournament run's flag)",
+        help="sandboxed, one process per bot for every rotation (ttr tournament run's flag)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
@@ -257,7 +260,7 @@ def main() -> None:
     if not figures["sandbox"]:
         mode = "NO sandbox"
     elif figures["fresh_per_deal"]:
-        mode = "sandboxed, a fresh bot per replayed deal"
+        mode = "sandboxed, a bot process per rotation of a deal"
     else:
         mode = "sandboxed, bots reused across deals"
     print(

@@ -339,8 +339,7 @@ class GameActor:
                 seats=tuple(dataclasses.replace(e, path=str(bots[e.path])) for e in task.seats),
             )
         answer = run_task(local, self.settings, self.ruleset, self.pool)
-        for path, copy in list(self.pool.bots):
-            self.pool.log_to(path, copy, None)  # finish this game's log files
+        self.pool.end_logs()  # finish this game's log files
         files = self._collect()
         swaps = [(str(self.scratch), self.records or "")]
         swaps += [(str(staged), driver) for driver, staged in bots.items()]

@@ -8,8 +8,9 @@ with ``spawn``, which import :func:`worker_main` from here) and Ray actors
 This module is that shared half, public for both; it imports neither the runner nor the
 cluster (imports point down: worker <- runner <- cluster), so a worker loads no driver code.
 
-Bots. A worker keeps one process per bot alive across its games (ARCHITECTURE.md: bots are
-started once per worker, not once per game) and restarts a bot that died; a bot that cannot
+Bots. A worker keeps its bots' processes alive across its games (ARCHITECTURE.md: bots are
+started once per worker, not once per game; sandboxed, one per rotation a deal is played in,
+:class:`BotPool`) and restarts a bot that died; a bot that cannot
 be restarted plays its seats by the safe default (``SeatBot.down``), so a broken bot costs its
 own games and never stalls the run. A local worker watches its parent: if it dies (SIGKILL),
 the worker drops the game it is in, stops its bots and exits (:class:`_ParentWatch`).
@@ -143,80 +144,110 @@ Answer = Validation | GameResult | Failed
 # the worker
 
 
+Key = tuple[str, int]  #: a bot of the pool: (folder, copy)
+Slot = tuple[str, int, int]  #: one of its processes: (folder, copy, slot)
+
+
 class BotPool:
     """The bot processes of one worker, kept alive across games, restarted when found dead.
 
-    Sandboxed, a bot is also restarted before a deal it has already played: the schedule
-    deals each combination's games alike in every rotation of the seats (duplicate style), so
-    a bot that remembered a deal would know the starting hand and tickets of a seat an
-    opponent now holds, and the deck order it saw. A fresh process (and a fresh /tmp) has
-    nothing to remember with.
+    Sandboxed, no process of a bot plays a deal twice: the schedule deals each combination's
+    games alike in every rotation of the seats (duplicate style), so a process that remembered
+    a deal would know the starting hand and tickets of a seat an opponent now holds, and the
+    deck order it saw. So each bot has numbered processes (slots), and a game takes the
+    lowest slot whose process has not seen its deal, starting a new slot when all have. A
+    deal is dealt to at most as many games as the round robin has rotations, so a bot has at
+    most that many slots on a worker (players x bots processes, fewer where other workers
+    played some rotations), each started once per worker: no restart between deals. Each
+    slot is a jail of its own (its own /tmp, IPC and network namespace, its folder read-only),
+    so its siblings share nothing writable through which a deal could pass.
 
-    Those restarts would cost a bot start-up (some 0.2 s) per seat and game, so a sandboxed
-    pool keeps one spare process per bot, started in the background while games run, and a
-    restart takes the spare (bench/tournament.py measures the difference)."""
+    A slot's first start would make a game wait for it, so while a bot has fewer slots than
+    a deal can need, a spare process for it starts in the background (during the game) and
+    the next new slot, or the restart of a crashed one, takes it (bench/tournament.py)."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
         self.startup_s = startup_s
         self.sandbox = sandbox
         self.idle_games = idle_games
         self.games = 0  #: games seated so far (:meth:`trim`)
-        self.last_game: dict[tuple[str, int], int] = {}  #: the game each bot last sat in
-        self.bots: dict[tuple[str, int], LaunchedBot] = {}
-        self.deals: dict[tuple[str, int], set[int]] = {}  #: seeds each live process has seen
-        self.spares: dict[tuple[str, int], LaunchedBot] = {}  #: spawned, not yet serving
+        self.last_game: dict[Slot, int] = {}  #: the game each process last sat in
+        self.bots: dict[Slot, LaunchedBot] = {}
+        self.deals: dict[Slot, set[int]] = {}  #: seeds each live process has seen
+        #: the slot each bot was last seated from: the process of the game in play, which
+        #: :meth:`log_to`, :meth:`take_lines`, :meth:`death` and :meth:`trim` mean
+        self.seated: dict[Key, int] = {}
+        self.spares: dict[Key, LaunchedBot] = {}  #: spawned, not yet serving
         self.stopping: list[threading.Thread] = []  #: replaced bots being stopped
         #: why a bot last failed to start, whole (with the end of its stderr): ``SeatBot.down``
         #: keeps one line for the fault record, a left-out bot's reason shows all of it
-        self.start_errors: dict[tuple[str, int], str] = {}
+        self.start_errors: dict[Key, str] = {}
+
+    @property
+    def by_deal(self) -> bool:
+        """Whether deals pick the process: sandboxed with ``fresh_per_deal``. Unsandboxed a
+        bot could keep a deal in a file anyway, and ``--reuse-bots`` waives the guarantee."""
+        return self.sandbox.enabled and self.sandbox.fresh_per_deal
 
     def seat(
-        self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
+        self,
+        path: str,
+        name: str,
+        version: str,
+        copy: int = 0,
+        deal: int | None = None,
+        games_per_deal: int = 1,
     ) -> SeatBot:
-        """A running bot for ``path`` (``copy`` tells copies of one bot apart) that has not
-        seen ``deal`` before (sandboxed), or a ``down`` seat naming why it could not be
-        started."""
+        """A running bot for ``path`` (``copy`` tells copies of one bot apart) whose process
+        has not seen ``deal`` before (sandboxed), or a ``down`` seat naming why it could not
+        be started. ``games_per_deal``: how many games the schedule deals ``deal`` to (the
+        rotations), the most slots the bot can need for it."""
         key = (path, copy)
-        bot = self.bots.get(key)
-        seen = self.deals.setdefault(key, set())
-        repeat = (
-            deal is not None
-            and deal in seen
-            and self.sandbox.enabled
-            and self.sandbox.fresh_per_deal
-        )
-        if deal is not None:
-            seen.add(deal)
-        if (
-            bot is not None
-            and bot.process is not None
-            and bot.process.poll() is None
-            and not repeat
-        ):
+        slot = 0
+        if deal is not None and self.by_deal:
+            # A dead process's deals die with it: its slot restarts below with nothing seen.
+            while deal in self.deals.get((path, copy, slot), ()) and self._alive(
+                (path, copy, slot)
+            ):
+                slot += 1
+        self.seated[key] = slot
+        where = (path, copy, slot)
+        bot = self.bots.get(where)
+        if self._alive(where):
+            assert bot is not None
+            if deal is not None and self.by_deal:
+                self.deals[where].add(deal)
             return SeatBot(name, version, bot.address)
         if bot is not None:
-            # It died (crashed in its last game, or was killed), or it would remember this
-            # deal: start it afresh. The old one is stopped in the background (close() waits).
-            stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)
-            stopping.start()
-            self.stopping = [t for t in self.stopping if t.is_alive()]
-            self.stopping.append(stopping)
-        self.deals[key] = set() if deal is None else {deal}
+            # It died (crashed in its last game, or was killed): start it afresh, with nothing
+            # seen. The old one is stopped in the background (close() waits).
+            self._stop_later(bot)
+        self.deals[where] = {deal} if deal is not None and self.by_deal else set()
         bot = self._take_spare(key)
         if bot is None:
             bot = LaunchedBot(path, startup_s=self.startup_s, sandbox=self.sandbox)
             try:
                 bot.start()
             except LaunchError as e:
-                self.bots[key] = bot
+                self.bots[where] = bot
                 self.start_errors[key] = str(e)
                 return SeatBot(name, version, "", down=str(e).splitlines()[0])
-        self.bots[key] = bot
-        if self.sandbox.enabled and self.sandbox.fresh_per_deal:
+        self.bots[where] = bot
+        if self.by_deal and sum(s[:2] == key for s in self.bots) < games_per_deal:
             self._start_spare(key, path)
         return SeatBot(name, version, bot.address)
 
-    def _start_spare(self, key: tuple[str, int], path: str) -> None:
+    def _alive(self, where: Slot) -> bool:
+        bot = self.bots.get(where)
+        return bot is not None and bot.process is not None and bot.process.poll() is None
+
+    def _stop_later(self, bot: LaunchedBot) -> None:
+        stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)
+        stopping.start()
+        self.stopping = [t for t in self.stopping if t.is_alive()]
+        self.stopping.append(stopping)
+
+    def _start_spare(self, key: Key, path: str) -> None:
         """Spawn a spare for ``key`` now, on this thread (see ``LaunchedBot.spawn``); it gets
         ready while the game plays."""
         if key in self.spares:
@@ -228,7 +259,7 @@ class BotPool:
             return  # the synchronous start, when one is needed, reports the error
         self.spares[key] = spare
 
-    def _take_spare(self, key: tuple[str, int]) -> LaunchedBot | None:
+    def _take_spare(self, key: Key) -> LaunchedBot | None:
         """The spare for ``key`` once it serves, or ``None`` if there is none or it failed
         (it is then stopped, and a synchronous start reports why)."""
         spare = self.spares.pop(key, None)
@@ -240,48 +271,59 @@ class BotPool:
             return None
         return spare
 
-    def trim(self, seated: Sequence[tuple[str, int]]) -> None:
-        """Count a game whose bots are ``seated`` (folder, copy), and stop the bots no game
-        has seated in ``idle_games`` games (with ``idle_games``; a later game of one starts
-        it again)."""
+    def _in_play(self, path: str, copy: int) -> LaunchedBot | None:
+        return self.bots.get((path, copy, self.seated.get((path, copy), 0)))
+
+    def trim(self, seated: Sequence[Key]) -> None:
+        """Count a game whose bots are ``seated`` (folder, copy; each in the slot it was last
+        seated from), and stop the processes no game has seated in ``idle_games`` games (with
+        ``idle_games``; a later game of one starts it again)."""
         self.games += 1
-        for key in seated:
-            self.last_game[key] = self.games
+        for path, copy in seated:
+            self.last_game[(path, copy, self.seated.get((path, copy), 0))] = self.games
         if not self.idle_games:
             return
-        for key, last in list(self.last_game.items()):
+        for where, last in list(self.last_game.items()):
             if self.games - last < self.idle_games:
                 continue
-            del self.last_game[key]
-            self.deals.pop(key, None)
-            self.start_errors.pop(key, None)
-            for bots in (self.bots, self.spares):
-                bot = bots.pop(key, None)
-                if bot is not None:
-                    stopping = threading.Thread(target=bot.stop, daemon=True)
-                    stopping.start()
-                    self.stopping.append(stopping)
+            del self.last_game[where]
+            self.deals.pop(where, None)
+            bot = self.bots.pop(where, None)
+            if bot is not None:
+                self._stop_later(bot)
+            key = (where[0], where[1])
+            if not any(s[:2] == key for s in self.bots):  # its last process: the bot is gone
+                self.start_errors.pop(key, None)
+                spare = self.spares.pop(key, None)
+                if spare is not None:
+                    self._stop_later(spare)
 
     def log_to(self, path: str, copy: int, log: Path | None) -> None:
-        """Send the output of a running bot to ``log`` from now on (one file per game)."""
-        bot = self.bots.get((path, copy))
+        """Send the output of a running bot (the process of its game) to ``log`` from now on
+        (one file per game)."""
+        bot = self._in_play(path, copy)
         if bot is not None:
             bot.log_to(log)
+
+    def end_logs(self) -> None:
+        """Close every process's log file (a Ray actor sends them back after each task)."""
+        for bot in self.bots.values():
+            bot.log_to(None)
 
     def take_lines(self, path: str, copy: int = 0) -> list[str]:
         """What a bot of the pool wrote since it was last asked (``LaunchedBot.take_lines``),
         for the record's decisions."""
-        bot = self.bots.get((path, copy))
+        bot = self._in_play(path, copy)
         return [] if bot is None else bot.take_lines()
 
     def stderr_note(self, path: str, copy: int = 0) -> str:
         """The end of a bot's stderr, quoted to follow a reason (``LaunchedBot.stderr_note``)."""
-        bot = self.bots.get((path, copy))
+        bot = self._in_play(path, copy)
         return "" if bot is None else bot.stderr_note()
 
     def death(self, path: str, copy: int = 0) -> str:
         """Why a bot of the pool is not running ("" while it runs): for fault messages."""
-        bot = self.bots.get((path, copy))
+        bot = self._in_play(path, copy)
         return "" if bot is None else bot.death()
 
     def close(self) -> None:
@@ -333,7 +375,16 @@ def _seat_results(
 
 
 def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> GameResult:
-    seats = [pool.seat(e.path, e.name, e.version, deal=task.game.seed) for e in task.seats]
+    seats = [
+        pool.seat(
+            e.path,
+            e.name,
+            e.version,
+            deal=task.game.seed,
+            games_per_deal=task.game.games_per_deal,
+        )
+        for e in task.seats
+    ]
     pool.trim([(e.path, 0) for e in task.seats])
     logs = _game_logs(settings, task.game.game_id, seats)
     for e, log in zip(task.seats, logs, strict=True):

@@ -205,9 +205,10 @@ class SandboxConfig:
     limits: Limits = field(default_factory=Limits)
     #: extra paths the bots may read (another language's runtime installed outside /usr)
     read_only: tuple[str, ...] = ()
-    #: tournaments: a fresh process for each deal a bot has already played in another seat
-    #: (duplicate rotations), so it cannot remember the deal; off (``--reuse-bots``) trades
-    #: that for speed, one bot start-up per seat and game (bench/tournament.py)
+    #: tournaments: no bot process plays a deal twice (duplicate rotations replay each deal
+    #: from every seat), so none can remember one: a bot has a process per rotation on each
+    #: worker, each started once (leaderboard.worker.BotPool); off (``--reuse-bots``) one
+    #: process per bot plays every rotation, for up to players - 1 fewer processes per bot
     fresh_per_deal: bool = True
     #: builds reach the network (package registries): off by default, a build is the entrant's
     #: code; what the starter kits need is installed read-only by the platform

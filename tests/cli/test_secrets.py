@@ -177,7 +177,13 @@ class _SpyPool(BotPool):
         self.by_key = seats
 
     def seat(
-        self, path: str, name: str, version: str, copy: int = 0, deal: int | None = None
+        self,
+        path: str,
+        name: str,
+        version: str,
+        copy: int = 0,
+        deal: int | None = None,
+        games_per_deal: int = 1,
     ) -> SeatBot:
         return self.by_key[(path, copy)]
 

@@ -293,22 +293,108 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
     assert _bots_still_running() == []
 
 
-def test_a_sandboxed_pool_restarts_from_a_spare_and_leaves_no_process_behind() -> None:
-    """Before a repeated deal the pool hands out a fresh process (the spare it started in the
-    background); closing the pool stops the bots, the spare and the replaced processes."""
+def test_a_sandboxed_pool_gives_a_replayed_deal_another_process_and_leaves_none_behind() -> None:
+    """A deal the bot's process has seen goes to another of its processes (a slot), started
+    from the spare; a new deal goes back to the first slot, and a deal both have seen to a
+    third. A slot whose process died starts afresh, having seen nothing. Closing the pool
+    stops the bots, the spare and the replaced processes."""
     from leaderboard.worker import BotPool
 
     pool = BotPool(startup_s=20.0, sandbox=SandboxConfig())
     try:
         random_bot = str(ROOT / "sample_bots" / "random")
-        first = pool.seat(random_bot, "random", "1", deal=7)
+        first = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
         assert not first.down and len(pool.spares) == 1
-        again = pool.seat(random_bot, "random", "1", deal=8)  # a new deal: same process
+        again = pool.seat(random_bot, "random", "1", deal=8, games_per_deal=3)  # same process
         assert again.address == first.address
-        repeat = pool.seat(random_bot, "random", "1", deal=7)  # replayed: a fresh process
+        repeat = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)  # another
         assert not repeat.down and repeat.address != first.address
-        assert len(pool.spares) == 1  # the next spare is already on its way
-        assert len(_bots_still_running()) >= 2
+        assert len(pool.spares) == 1  # the third slot's process is already on its way
+        assert pool.seat(random_bot, "random", "1", deal=8, games_per_deal=3).address == (
+            repeat.address
+        )
+        assert pool.seat(random_bot, "random", "1", deal=9, games_per_deal=3).address == (
+            first.address
+        )
+        third = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        assert third.address not in (first.address, repeat.address)
+        assert not pool.spares  # three slots: as many as a deal has games, no more spares
+        assert len(_bots_still_running()) >= 3
+        # The first slot's process dies: its replacement has seen nothing, so it plays 7.
+        crashed = pool.bots[(random_bot, 0, 0)].process
+        assert crashed is not None
+        os.killpg(crashed.pid, signal.SIGKILL)
+        crashed.wait(10)
+        restarted = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        assert not restarted.down and restarted.address not in (
+            first.address,
+            repeat.address,
+            third.address,
+        )
+        assert pool.deals[(random_bot, 0, 0)] == {7}
     finally:
         pool.close()
+    assert _bots_still_running() == []
+
+
+WATCHED_BOT = """
+    import secrets, sys
+    from sdk import run
+    from sdk.bot import Bot
+
+    PROCESS = secrets.token_hex(8)  # pids repeat across jails: each has a PID namespace
+
+    class Watched(Bot):
+        def on_start(self, game):
+            print("PROCESS", PROCESS, file=sys.stderr, flush=True)
+
+        def choose(self, view, legal):
+            return 0
+
+    run(Watched())
+"""
+
+
+def test_no_bot_process_plays_a_deal_twice_and_none_restarts_per_deal(tmp_path: Path) -> None:
+    """A sandboxed tournament (3 players, 2 rounds: each deal in 3 rotations) with bots that
+    say which process they are in every game: no process plays a deal twice, and each bot
+    has at most one process per rotation on its worker (before issue 25 a bot was restarted
+    before every deal it had played: 5 processes each here)."""
+    import re
+
+    from leaderboard.runner import run
+    from leaderboard.store import Store
+
+    bots = []
+    for name in ("w-a", "w-b", "w-c"):
+        folder = _bot(tmp_path / name, WATCHED_BOT)
+        toml = (folder / "bot.toml").read_text()
+        (folder / "bot.toml").write_text(toml.replace('name = "probe"', f'name = "{name}"'))
+        bots.append(str(folder))
+    records = tmp_path / "records"
+    with Store(tmp_path / "t.db") as store:
+        outcome = run(
+            store,
+            bot_dirs=bots,
+            variant="newyork",
+            players=3,
+            rounds=2,
+            workers=1,
+            records=str(records),
+            move_ms=500,
+            bank_ms=5000,
+            sandbox=SandboxConfig(),
+        )
+        seeds = {g.game_id: g.seed for g in store.games()}
+    assert outcome.complete and len(seeds) == 6 and len(set(seeds.values())) == 2
+    deals: dict[str, dict[str, list[int]]] = {}  # bot -> process -> the deals it played
+    for log in records.glob("logs/t*/seat*.log"):
+        [process] = re.findall(r"^PROCESS (\w+)$", log.read_text(), re.M)
+        bot = log.stem.split("-", 1)[1]
+        deals.setdefault(bot, {}).setdefault(process, []).append(seeds[log.parent.name])
+    assert sorted(deals) == ["w-a", "w-b", "w-c"]
+    for processes in deals.values():
+        assert sum(len(d) for d in processes.values()) == 6
+        assert all(len(d) == len(set(d)) for d in processes.values()), processes
+        assert len(processes) <= 3, processes  # one per rotation: none restarted per deal
     assert _bots_still_running() == []

@@ -472,14 +472,14 @@ def test_a_worker_stops_the_bots_it_no_longer_seats() -> None:
     try:
         pool.seat(a, "a", "1")
         pool.seat(b, "b", "1")
-        first = pool.bots[(b, 0)]
+        first = pool.bots[(b, 0, 0)]
         assert first.process is not None
         pid = first.process.pid
         pool.trim([(a, 0), (b, 0)])
         pool.trim([(a, 0)])
-        assert (b, 0) in pool.bots
+        assert (b, 0, 0) in pool.bots
         pool.trim([(a, 0)])
-        assert (b, 0) not in pool.bots and (a, 0) in pool.bots
+        assert (b, 0, 0) not in pool.bots and (a, 0, 0) in pool.bots
         for thread in pool.stopping:
             thread.join(30)
         with pytest.raises(ProcessLookupError):

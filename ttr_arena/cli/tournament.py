@@ -139,8 +139,9 @@ def _add_run(sub: Subcommands) -> None:
     p.add_argument(
         "--reuse-bots",
         action="store_true",
-        help="sandboxed: keep a bot's process for a deal it already played in another seat "
-        "(faster with short games; the bot could remember that deal: docs/security.md)",
+        help="sandboxed: one process per bot plays every rotation of a deal, instead of one "
+        "process per rotation (fewer processes and start-ups; the bot could remember the deal: "
+        "docs/security.md)",
     )
     _add_fault_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
