@@ -452,6 +452,18 @@ def test_best_completion_equals_every_set_on_larger_hands() -> None:
         assert best_completion(RULES, stack, tickets) == by_sets(stack, tickets), (stack, tickets)
 
 
+def test_best_completion_breaks_ties_like_every_set_on_larger_hands() -> None:
+    """Hands of tickets of few point values, where many sets tie on points and count: the
+    search ranks them by one value per ticket whose low bits carry the index order, and
+    the smallest index list must win as the oracle's plain comparison says."""
+    rng = random.Random(1911)
+    alike = [t for t, ticket in enumerate(RULES.tickets) if ticket.points in (9, 10, 11)]
+    for _ in range(30):
+        stack, _ = random_case(rng, 0, 36)
+        tickets = tuple(rng.sample(alike, rng.randint(8, 13)))
+        assert best_completion(RULES, stack, tickets) == by_sets(stack, tickets), (stack, tickets)
+
+
 def test_best_completion_is_fast_on_the_largest_hands() -> None:
     """A seat may hold most of the 46 tickets: the exact search stays quick (the old
     set-by-set memo took minutes here), and its answer is a completable, maximal set."""

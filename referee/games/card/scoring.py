@@ -46,18 +46,40 @@ def _spend(need: tuple[int, ...], rem: tuple[int, ...]) -> tuple[int, ...] | Non
     return tuple(out)
 
 
-def _fits_all(reqs: list[tuple[int, ...]], rem: tuple[int, ...]) -> bool:
+def _parts(reqs: list[tuple[int, ...]]) -> list[tuple[tuple[int, int], ...]]:
+    """Per ticket, the (colour, cards) it needs, so a check reads only the colours it names."""
+    return [tuple((c, k) for c, k in enumerate(need) if k) for need in reqs]
+
+
+def _fits(part: tuple[tuple[int, int], ...], rem: tuple[int, ...]) -> bool:
+    """Whether ``rem`` completes the ticket on its own (:func:`_spend` without the result)."""
+    short = 0
+    for c, k in part:
+        if k > rem[c]:
+            short += k - rem[c]
+    return short <= rem[LOCOMOTIVE]
+
+
+def _fits_all(
+    parts: list[tuple[tuple[int, int], ...]], chosen: list[int], rem: tuple[int, ...]
+) -> bool:
+    """Whether ``rem`` completes every ticket of ``chosen`` at once (the shortfall rule of
+    :func:`_spend` on their summed needs)."""
     total = [0] * NUM_COLOURS
-    for need in reqs:
-        for c in range(NUM_COLOURS):
-            total[c] += need[c]
-    return _spend(tuple(total), rem) is not None
+    for t in chosen:
+        for c, k in parts[t]:
+            total[c] += k
+    short = 0
+    for c in range(NUM_COLOURS):
+        if total[c] > rem[c]:
+            short += total[c] - rem[c]
+    return short <= rem[LOCOMOTIVE]
 
 
 _INF = math.inf
 #: Up to this many undecided tickets a node branches without solving the relaxation: trying
 #: both ways is cheaper than the simplex there.
-_SMALL = 8
+_SMALL = 10
 #: Simplex tolerances (the bound below stays valid whatever the simplex returns).
 _TOL = 1e-9
 _PIVOT_LIMIT = 400
@@ -65,9 +87,11 @@ _PIVOT_LIMIT = 400
 
 def _lp_bound(
     reqs: list[tuple[int, ...]], values: list[int], rem: tuple[int, ...]
-) -> tuple[float, list[float]]:
-    """An upper bound on the value of any set of these tickets that ``rem`` completes, and
-    the fractional choice ``x`` of the linear relaxation (a hint for branching only).
+) -> tuple[float, list[float], list[float]]:
+    """An upper bound on the value of any set of these tickets that ``rem`` completes, the
+    fractional choice ``x`` of the linear relaxation (a hint for an incumbent only) and the
+    multipliers that gave the bound (per colour, then the Locomotives'), which bound any
+    other node too (see :func:`_best_set`).
 
     The relaxation: maximise ``sum(values[t] * x[t])`` with ``0 <= x[t] <= 1``, per colour c
     ``sum(reqs[t][c] * x[t]) - u[c] <= rem[c]`` and ``sum(u) <= rem[LOCOMOTIVE]`` (``u[c]``:
@@ -76,7 +100,8 @@ def _lp_bound(
     multipliers ``y >= 0``, ``sum(rem[c] * y[c]) + rem[LOCOMOTIVE] * max(y)`` plus every
     positive ``values[t] - sum(reqs[t][c] * y[c])``: weak duality makes that an upper bound
     for any ``y >= 0``, so rounding, an early stop or a poor basis can only make the search
-    slower, never wrong (the search adds a margin far above the rounding error)."""
+    slower, never wrong (the search adds a margin far above the rounding error, see
+    :func:`_best_set`)."""
     n = len(reqs)
     m = NUM_COLOURS + 1
     width = n + NUM_COLOURS + m  # tickets, Locomotive stand-ins, slacks
@@ -151,9 +176,8 @@ def _lp_bound(
         beta[leave] = value
     y = [max(0.0, -reduced[n + NUM_COLOURS + i]) for i in range(m)]
     lam = y[:NUM_COLOURS]
-    bound = sum(rem[c] * lam[c] for c in range(NUM_COLOURS)) + rem[LOCOMOTIVE] * max(
-        y[NUM_COLOURS], *lam
-    )
+    lam.append(max(y[NUM_COLOURS], *lam))
+    bound = sum(rem[c] * lam[c] for c in range(NUM_COLOURS)) + rem[LOCOMOTIVE] * lam[-1]
     for need, v in zip(reqs, values, strict=True):
         excess = v - sum(need[c] * lam[c] for c in range(NUM_COLOURS) if need[c])
         if excess > 0:
@@ -162,56 +186,101 @@ def _lp_bound(
     for i, b in enumerate(basis):
         if b < n:
             x[b] = beta[i]
-    return bound, x
+    return bound, x, lam
 
 
-def _best_value(
-    reqs: list[tuple[int, ...]], values: list[int], stack: tuple[int, ...], floor: int
-) -> int:
-    """The largest ``sum(values)`` of a set of the tickets that ``stack`` completes, if it is
-    at least ``floor``; otherwise some smaller number.
+def _lagrange(
+    lam: list[float],
+    parts: list[tuple[tuple[int, int], ...]],
+    values: list[int],
+    live: list[int],
+    rem: tuple[int, ...],
+) -> float:
+    """The Lagrangian bound of :func:`_lp_bound` for the tickets ``live`` and the stack
+    ``rem`` with multipliers ``lam`` solved at another node: weak duality holds for any
+    multipliers, so this bounds a node for a sum instead of a simplex, only less tightly."""
+    bound = sum(rem[c] * lam[c] for c in range(NUM_COLOURS)) + rem[LOCOMOTIVE] * lam[NUM_COLOURS]
+    for t in live:
+        excess = values[t] - sum(lam[c] * k for c, k in parts[t])
+        if excess > 0:
+            bound += excess
+    return bound
+
+
+def _best_set(reqs: list[tuple[int, ...]], values: list[int], stack: tuple[int, ...]) -> list[int]:
+    """The positions of the set of tickets that ``stack`` completes with the largest
+    ``sum(values)``, which the caller makes unique.
 
     Branch and bound: each node fixes some tickets in or out; a node ends when its undecided
-    tickets all fit at once, or when its bound (:func:`_lp_bound`, or the sum of what is left
-    when that is smaller) cannot beat the best set found. Nodes branch on the ticket the
-    relaxation is least sure of, so most searches close within a few nodes (small nodes skip
-    the relaxation and branch on their first ticket); any branching order gives the same
-    value."""
-    best = floor - 1
+    tickets all fit at once, or when a bound cannot beat the best set found: the sum of what
+    is left, the Lagrangian bound with the multipliers of the last relaxation solved above it
+    (:func:`_lagrange`), and at nodes of more than ``_SMALL`` tickets the relaxation solved
+    afresh (:func:`_lp_bound`), which also gives a greedy incumbent and the ticket to branch
+    on (the one it is least sure of). Smaller nodes branch on the ticket the multipliers
+    like most, or else the most points per card. Any order finds the same set, the
+    optimum being unique. The float bounds are floored after adding ``margin``: every term
+    of a bound is non-negative, so its rounding error is below ``1e-14 * sum(values)``
+    wherever it could cut, far under the margin."""
+    parts = _parts(reqs)
+    size = [sum(need) for need in reqs]
+    margin = 1e-9 * sum(values) + 1e-3
+    best = -1
+    best_set: list[int] = []
 
-    def search(undecided: list[int], rem: tuple[int, ...], value: int) -> None:
-        nonlocal best
-        live = [t for t in undecided if _spend(reqs[t], rem) is not None]
-        if value + sum(values[t] for t in live) <= best:
+    def search(
+        undecided: list[int],
+        rem: tuple[int, ...],
+        value: int,
+        chosen: list[int],
+        lam: list[float] | None,
+    ) -> None:
+        nonlocal best, best_set
+        live = [t for t in undecided if _fits(parts[t], rem)]
+        total = value + sum(values[t] for t in live)
+        if total <= best:
             return
-        if _fits_all([reqs[t] for t in live], rem):
-            best = value + sum(values[t] for t in live)
+        if _fits_all(parts, live, rem):
+            best, best_set = total, chosen + live
             return
-        split = 0
+        if (
+            lam is not None
+            and value + int(_lagrange(lam, parts, values, live, rem) + margin) <= best
+        ):
+            return
         if len(live) > _SMALL:
-            bound, x = _lp_bound([reqs[t] for t in live], [values[t] for t in live], rem)
-            if value + int(bound + 1e-3) <= best:
+            bound, x, lam = _lp_bound([reqs[t] for t in live], [values[t] for t in live], rem)
+            if value + int(bound + margin) <= best:
                 return
             # A quick incumbent: the tickets the relaxation likes most, greedily.
             ranked = sorted(range(len(live)), key=lambda k: (-x[k], live[k]))
-            got, left = value, rem
+            got, left, taken = value, rem, list(chosen)
             for k in ranked:
                 after = _spend(reqs[live[k]], left)
                 if after is not None:
                     got, left = got + values[live[k]], after
-            best = max(best, got)
-            if value + int(bound + 1e-3) <= best:
+                    taken.append(live[k])
+            if got > best:
+                best, best_set = got, taken
+            if value + int(bound + margin) <= best:
                 return
             split = min(range(len(live)), key=lambda k: (abs(x[k] - 0.5), live[k]))
+        elif lam is not None:
+            mults = lam
+            split = max(
+                range(len(live)),
+                key=lambda k: values[live[k]] - sum(mults[c] * n for c, n in parts[live[k]]),
+            )
+        else:
+            split = max(range(len(live)), key=lambda k: values[live[k]] / size[live[k]])
         t = live[split]
         rest = live[:split] + live[split + 1 :]
         after = _spend(reqs[t], rem)
         assert after is not None  # t is live
-        search(rest, after, value + values[t])
-        search(rest, rem, value)
+        search(rest, after, value + values[t], [*chosen, t], lam)
+        search(rest, rem, value, chosen, lam)
 
-    search(list(range(len(reqs))), stack, 0)
-    return best
+    search(list(range(len(reqs))), stack, 0, [], None)
+    return best_set
 
 
 def best_completion(
@@ -227,39 +296,26 @@ def best_completion(
     since every ticket not completed is subtracted (000:243-245).
 
     Exact for every stack and hand (a hand of 40 tickets takes milliseconds, not the
-    exponential time of trying sets): points and count are one integer value per ticket,
-    ``points * (len(ruleset.tickets) + 1) + 1``, maximised by :func:`_best_value`; then the
-    tickets are taken in index order whenever the best value is still reachable with them.
+    exponential time of trying sets), in one search (:func:`_best_set`) of one integer value
+    per ticket that orders every set as the three rules do: ``points * (len(ruleset.tickets)
+    + 1) + 1`` (points first, then the count), shifted past ``2 ** (n - 1 - i)`` for the
+    ticket at position ``i`` of the ``n`` in index order. Among sets of equal points and
+    count, the one holding the smallest index that the other lacks has the larger sum of those
+    powers, and it is the lexicographically smaller list; no two sets have equal values.
     """
     table = ruleset.tickets
     # A ticket the whole stack cannot complete on its own is in no completion.
     order = [t for t in sorted(tickets) if _spend(table[t].requires, stack) is not None]
     reqs = [table[t].requires for t in order]
-    if _fits_all(reqs, stack):
+    parts = _parts(reqs)
+    if _fits_all(parts, list(range(len(order))), stack):
         return tuple(order)
     scale = len(table) + 1
-    values = [table[t].points * scale + 1 for t in order]
-    left = _best_value(reqs, values, stack, 0)
-    chosen: list[int] = []
-    rem = stack
-    for i, t in enumerate(order):
-        if left == 0:
-            break
-        after = _spend(reqs[i], rem)
-        if after is None:
-            continue
-        # ``left`` is the best value of tickets i.. with ``rem``: take ticket i when the
-        # tickets after it can still make up the rest (the smallest index list wins ties).
-        rest = left - values[i]
-        later = list(range(i + 1, len(order)))
-        if (
-            rest == 0
-            or _best_value([reqs[k] for k in later], [values[k] for k in later], after, rest)
-            >= rest
-        ):
-            chosen.append(t)
-            rem, left = after, rest
-    return tuple(chosen)
+    n = len(order)
+    values = [
+        ((table[t].points * scale + 1) << n) + (1 << (n - 1 - i)) for i, t in enumerate(order)
+    ]
+    return tuple(order[i] for i in sorted(_best_set(reqs, values, stack)))
 
 
 def ticket_points(ruleset: CardRuleset, tickets: tuple[int, ...]) -> int:
