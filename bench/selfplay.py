@@ -1,13 +1,14 @@
 """Engine benchmark: random self-play games per second on one core, 2 and 4 players.
 
-    python bench/selfplay.py [--variant NAME ...] [--games N] [--repeat R] [--profile]
+    python bench/selfplay.py [--variant NAME ...] [--games N] [--repeat R] [--profile [--players P]]
 
 Prints, for every variant of either rules family (default: all packaged ones, ``cardgame``
 included), the best of R runs (the least
 disturbed by the rest of the machine). The targets are the usa ones (10x the fastest
 open-source Python engine we know: 300 two-player and 160 four-player games/s); the other
-variants and the card game are reported beside them. ``--profile`` prints the top of a
-cProfile of one 4-player run of the first variant instead.
+variants are reported beside them, and the card game beside its figures before issue 25's
+search (``BEFORE``). ``--profile`` prints the top of a cProfile of one run of the first
+variant instead (4 players, or ``--players``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from referee.selfplay import run_selfplay
 
 #: (variant, players) -> target games/s on one core
 TARGETS = {("usa", 2): 300.0, ("usa", 4): 160.0}
+#: (variant, players) -> games/s before the card game's one-search completion (issue 25; main
+#: 5f11adc, best of 3 x 200 on 2 shared cores, paired with the run after, load about 7)
+BEFORE = {("cardgame", 2): 143.0, ("cardgame", 4): 138.0}
 
 
 def main() -> None:
@@ -35,7 +39,8 @@ def main() -> None:
     )
     parser.add_argument("--games", type=int, default=300, help="games per run (default 300)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per player count")
-    parser.add_argument("--profile", action="store_true", help="profile one 4-player run")
+    parser.add_argument("--profile", action="store_true", help="profile one run")
+    parser.add_argument("--players", type=int, default=4, help="players of the profiled run")
     args = parser.parse_args()
     variants = args.variant or list(available_variants())
 
@@ -43,7 +48,7 @@ def main() -> None:
         ruleset = load_ruleset(variants[0])
         profiler = cProfile.Profile()
         profiler.enable()
-        run_selfplay(ruleset, 4, args.games, 1)
+        run_selfplay(ruleset, args.players, args.games, 1)
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
         return
@@ -57,6 +62,7 @@ def main() -> None:
             runs = [run_selfplay(ruleset, players, args.games, 1)[0] for _ in range(args.repeat)]
             best = max(runs, key=lambda s: s.games_per_s)
             target = TARGETS.get((name, players))
+            before = BEFORE.get((name, players))
             verdict = (
                 ""
                 if target is None
@@ -64,6 +70,8 @@ def main() -> None:
                     f"; target {target:.0f}: {'met' if best.games_per_s >= target else 'NOT met'}"
                 )
             )
+            if before is not None:
+                verdict += f"; before {before:.0f}, goal 150"
             print(
                 f"{ruleset.ident:<12} {players} players: {best.games_per_s:8.1f} games/s "
                 f"(best of {args.repeat} x {args.games}{verdict}), "

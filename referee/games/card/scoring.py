@@ -79,7 +79,7 @@ def _fits_all(
 _INF = math.inf
 #: Up to this many undecided tickets a node branches without solving the relaxation: trying
 #: both ways is cheaper than the simplex there.
-_SMALL = 10
+_SMALL = 12
 #: Simplex tolerances (the bound below stays valid whatever the simplex returns).
 _TOL = 1e-9
 _PIVOT_LIMIT = 400
