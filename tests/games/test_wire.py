@@ -59,7 +59,6 @@ from referee.games.board.events import (
 from referee.games.board.state import EMPTY
 from referee.games.board.view import SeatView
 from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS
-from referee.games.common.memo import memoized
 from tests.helpers import USA, after_setup, with_
 from tools import gen_proto
 from ttr.v1 import (
@@ -736,20 +735,6 @@ def test_act_requests_equal_plain_construction_byte_for_byte(games: tuple[Trace,
             pending[seat] = []
             checked += 1
     assert checked > 300
-
-
-def test_a_full_memo_starts_afresh_and_still_answers_right() -> None:
-    built: list[int] = []
-
-    def square(n: int) -> int:
-        built.append(n)
-        return n * n
-
-    memo = memoized(square, limit=3)
-    assert [memo(n) for n in (1, 2, 1, 3, 2)] == [1, 4, 1, 9, 4]
-    assert built == [1, 2, 3]  # 1 and 2 came from the memo the second time
-    assert memo(4) == 16  # the memo was full: it starts afresh
-    assert memo(1) == 1 and built == [1, 2, 3, 4, 1]
 
 
 def test_legal_actions_read_lazily_behave_as_a_sequence(games: tuple[Trace, ...]) -> None:

@@ -48,7 +48,12 @@ from referee.games.board.state import EMPTY, GameState, Phase
 from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.seats import replaced
-from referee.games.common.tickets import checked_keep, keep_choices
+from referee.games.common.tickets import (
+    KEEP_CHOICES_BYTES,
+    KeepCache,
+    checked_keep,
+    keep_choices,
+)
 
 #: Engineering guard, not a rule: flushes in a row before the row is left as it is. With the
 #: guard of RULINGS 1 and the lazy reshuffle of RULINGS 2 each flush has a positive chance to
@@ -78,7 +83,7 @@ class _Tables:
     up_to: tuple[int, ...]
     claims: tuple[tuple[tuple[ClaimRoute, ...], ...], ...]  #: [route][colour][locos]
     draw_face_up: tuple[DrawFaceUp, ...]
-    keep_choices: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]]
+    keep_choices: KeepCache
 
 
 _TABLES: dict[int, tuple[Ruleset, _Tables]] = {}
@@ -120,7 +125,7 @@ def _build_tables(ruleset: Ruleset) -> _Tables:
         up_to,
         claims,
         tuple(DrawFaceUp(i) for i in range(ruleset.face_up)),
-        {},
+        KeepCache(KEEP_CHOICES_BYTES, f"board.engine keep choices of {ruleset.ident}"),
     )
 
 

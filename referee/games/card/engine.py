@@ -65,7 +65,12 @@ from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, 
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.memo import memoized
 from referee.games.common.seats import replaced
-from referee.games.common.tickets import checked_keep, keep_choices
+from referee.games.common.tickets import (
+    KEEP_CHOICES_BYTES,
+    KeepCache,
+    checked_keep,
+    keep_choices,
+)
 
 #: Engineering guard, not a rule: when this many full rounds of turns (``IDLE_ROUNDS`` times
 #: the number of seats) have ended since a Train card last moved anywhere or a ticket was
@@ -451,7 +456,7 @@ def new_game(ruleset: CardRuleset, num_seats: int, seed: int) -> CardGameState:
 
 
 _FACE_UP: Final = tuple(DrawFaceUp(i) for i in range(64))
-_KEEP_CHOICES: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]] = {}
+_KEEP_CHOICES = KeepCache(KEEP_CHOICES_BYTES, "card.engine._KEEP_CHOICES")
 
 
 def _keep_choices(offered: tuple[int, ...], minimum: int) -> tuple[KeepTickets, ...]:

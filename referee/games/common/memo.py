@@ -2,33 +2,143 @@
 
 Both keep results of functions whose answer depends on the argument alone, so keeping them
 changes no result, only the time (the engine stays deterministic and pure in effect).
+
+The keyed ones are bounded by bytes, least recently used first out: a worker that plays a
+whole night of games meets new values (hands, views, events) all the time, and a bound by
+entries let each memo grow to tens of MiB of bytes and tuples before it was cleared.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 V = TypeVar("V")
 
-#: Entries a memo holds before it starts afresh (a bound on memory, far above what a game uses).
-MEMO_LIMIT = 1 << 16
+#: Default bound of one memo, in the bytes :func:`approx_bytes` counts. A game's working set
+#: is far smaller (tens of KiB to a few hundred KiB per memo, docs/architecture.md), so a
+#: memo keeps every value a game reuses while about 20 memos in a process stay under 25 MiB.
+MEMO_BYTES = 1 << 20
+
+#: What a kept entry costs beyond its key and value: its link in the LRU order and the
+#: dictionary slot, and the size recorded for it (measured with tracemalloc on CPython 3.11:
+#: about 100 bytes).
+ENTRY_BYTES = 100
 
 
-def memoized(build: Callable[[K], V], limit: int = MEMO_LIMIT) -> Callable[[K], V]:
-    """``build`` with its results kept, keyed by its (hashable, immutable) argument. When
-    full, the memo is cleared: simpler than LRU and as good for a working set that changes
-    slowly, as a game's values do."""
-    cache: dict[K, V] = {}
+#: field names per dataclass type, read once (``dataclasses.fields`` is slow for a hot miss)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_FLAT = (int, float, bool, str, bytes, type(None))
+#: what ``sys.getsizeof`` adds to ``__sizeof__`` for an object the collector tracks (the
+#: engine imports no ``sys``: tests/games/test_purity.py)
+_GC_HEADER = 16
+
+
+def approx_bytes(obj: object) -> int:
+    """The memory ``obj`` holds, roughly: its ``__sizeof__`` and that of what it holds, for
+    tuples and dataclasses (the keys and values the memos see: tuples of counts, actions,
+    events, views' parts), nested ones included. Objects shared with others (small ints,
+    interned actions) are counted wherever they appear, so the figure errs high, the safe
+    side of a bound."""
+    size = obj.__sizeof__() + _GC_HEADER
+    kind = type(obj)
+    if kind is tuple:
+        for item in obj:  # type: ignore[attr-defined]
+            size += approx_bytes(item)
+    elif kind not in _FLAT:
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = ()
+            if is_dataclass(kind):
+                names = tuple(f.name for f in fields(kind))
+            _FIELDS[kind] = names
+        for name in names:
+            size += approx_bytes(getattr(obj, name))
+    return size
+
+
+class ByteLRU(Generic[K, V]):
+    """A map bounded by the bytes of its keys and values (:func:`approx_bytes` plus
+    ``ENTRY_BYTES`` each): a hit makes an entry the most recently used, and an insert drops
+    the least recently used entries until the total fits again. A value whose entry alone
+    exceeds the bound is returned but never kept."""
+
+    __slots__ = ("_sizes", "data", "limit", "name", "total")
+
+    def __init__(self, limit: int = MEMO_BYTES, name: str = "") -> None:
+        self.data: OrderedDict[K, V] = OrderedDict()
+        self._sizes: dict[K, int] = {}
+        self.limit = limit
+        self.name = name
+        self.total = 0  #: bytes held, as counted above
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def get(self, key: K) -> V | None:
+        found = self.data.get(key)
+        if found is not None:
+            self.data.move_to_end(key)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        size = approx_bytes(key) + approx_bytes(value) + ENTRY_BYTES
+        if size > self.limit:
+            return
+        data = self.data
+        if key in data:
+            self.total -= self._sizes[key]
+        data[key] = value
+        data.move_to_end(key)
+        self._sizes[key] = size
+        self.total += size
+        while self.total > self.limit:
+            old, _ = data.popitem(last=False)
+            self.total -= self._sizes.pop(old)
+
+
+#: Every memo made by :func:`memoized`, for reports (bench/memory.py); they live as long as
+#: the process, as the module-level functions they serve do.
+MEMOS: list[ByteLRU[object, object]] = []
+
+
+@dataclass(frozen=True, slots=True)
+class MemoStats:
+    name: str
+    entries: int
+    bytes: int
+    limit: int
+
+
+def memo_stats() -> tuple[MemoStats, ...]:
+    """Entries and bytes of every memo of the process, largest first."""
+    stats = (MemoStats(m.name, len(m), m.total, m.limit) for m in MEMOS)
+    return tuple(sorted(stats, key=lambda s: -s.bytes))
+
+
+def memoized(build: Callable[[K], V], limit: int = MEMO_BYTES) -> Callable[[K], V]:
+    """``build`` with its results kept, keyed by its (hashable, immutable) argument, in a
+    :class:`ByteLRU` of ``limit`` bytes. ``build`` must not return None (None reads as a
+    miss)."""
+    code = getattr(build, "__code__", None)
+    where = f":{code.co_firstlineno}" if code is not None else ""
+    cache: ByteLRU[K, V] = ByteLRU(limit, f"{build.__module__}.{build.__qualname__}{where}")
+    MEMOS.append(cache)  # type: ignore[arg-type]  # kept for its sizes only
+    # A hit is the hot path (every wire call): the ordered map's own methods, no method of
+    # ours in between.
+    get, to_end, put = cache.data.get, cache.data.move_to_end, cache.put
 
     def memo(key: K) -> V:
-        found = cache.get(key)
+        found = get(key)
         if found is None:
-            if len(cache) >= limit:
-                cache.clear()
-            found = cache[key] = build(key)
+            found = build(key)
+            put(key, found)
+        else:
+            to_end(key)
         return found
 
     return memo

@@ -13,15 +13,19 @@ from itertools import combinations
 
 from referee.games.common.actions import KeepTickets
 from referee.games.common.errors import IllegalActionError, MalformedActionError
+from referee.games.common.memo import ByteLRU
 
-#: the most offered sets whose keep choices are kept (a bound on memory, never reached in play)
-_CACHE_LIMIT = 1 << 16
+#: Bytes of keep choices an engine keeps (a :class:`ByteLRU`): the 3-ticket offers of one
+#: ruleset's deck, about 700 bytes each, mostly fit, and a long night stays bounded.
+KEEP_CHOICES_BYTES = 1 << 20
+
+KeepCache = ByteLRU[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]]
 
 
 def keep_choices(
     offered: tuple[int, ...],
     minimum: int,
-    cache: dict[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]],
+    cache: KeepCache,
     *,
     at_least_one: bool,
 ) -> tuple[KeepTickets, ...]:
@@ -40,9 +44,7 @@ def keep_choices(
             for size in range(smallest, len(ordered) + 1)
             for combo in combinations(ordered, size)
         )
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[key] = found
+        cache.put(key, found)
     return found
 
 

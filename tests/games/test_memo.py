@@ -1,0 +1,115 @@
+"""The memos' bound by bytes (referee/games/common/memo.py): least recently used out, never
+over the bound, and no result changed by what was kept or dropped."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from referee.games.common.actions import KeepTickets
+from referee.games.common.memo import (
+    ENTRY_BYTES,
+    MEMOS,
+    ByteLRU,
+    approx_bytes,
+    memo_stats,
+    memoized,
+)
+from referee.games.common.tickets import KeepCache, keep_choices
+
+
+def entry(key: object, value: object) -> int:
+    return approx_bytes(key) + approx_bytes(value) + ENTRY_BYTES
+
+
+def test_the_total_never_exceeds_the_bound_and_matches_what_is_kept() -> None:
+    lru: ByteLRU[int, bytes] = ByteLRU(limit=4000)
+    rng = random.Random(5)
+    for n in range(500):
+        lru.put(n, bytes(rng.randint(0, 300)))
+        assert lru.total <= lru.limit
+        assert lru.total == sum(entry(k, v) for k, v in lru.data.items())
+    assert 0 < len(lru) < 500
+
+
+def test_the_least_recently_used_goes_first_and_a_hit_refreshes() -> None:
+    size = entry(1, b"x" * 10)
+    lru: ByteLRU[int, bytes] = ByteLRU(limit=3 * size)
+    for key in (1, 2, 3):
+        lru.put(key, b"x" * 10)
+    assert lru.get(1) == b"x" * 10  # 1 is now the most recently used: 2 is the oldest
+    lru.put(4, b"x" * 10)
+    assert list(lru.data) == [3, 1, 4]
+    lru.put(5, b"x" * 10)
+    assert list(lru.data) == [1, 4, 5]
+    assert lru.get(3) is None
+
+
+def test_a_memo_hit_refreshes_its_entry() -> None:
+    memo = memoized(lambda n: bytes(5), limit=2 * entry(1, bytes(5)))
+    kept = MEMOS[-1]
+    memo(1), memo(2)
+    memo(1)  # a hit: 2 is now the least recently used
+    memo(3)
+    assert 1 in kept.data and 2 not in kept.data
+
+
+def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
+    built: list[int] = []
+
+    def big(n: int) -> bytes:
+        built.append(n)
+        return bytes(n)
+
+    memo = memoized(big, limit=entry(0, bytes(100)))
+    assert memo(100) == bytes(100) and memo(100) == bytes(100)
+    assert built == [100]  # an entry of exactly the bound is kept
+    assert memo(1000) == bytes(1000) and memo(1000) == bytes(1000)
+    assert built == [100, 1000, 1000]  # too large: built each time
+    assert memo(100) == bytes(100) and built == [100, 1000, 1000]
+
+
+def test_a_bounded_memo_answers_as_the_function_does() -> None:
+    built: list[tuple[int, ...]] = []
+
+    def square(key: tuple[int, ...]) -> tuple[int, ...]:
+        built.append(key)
+        return tuple(k * k for k in key)
+
+    memo = memoized(square, limit=2000)
+    rng = random.Random(7)
+    keys = [tuple(rng.randint(0, 9) for _ in range(rng.randint(1, 4))) for _ in range(40)]
+    for _ in range(2000):
+        key = rng.choice(keys)
+        assert memo(key) == square(key)
+    stats = next(
+        s for s in memo_stats() if s.name.endswith(f"square:{square.__code__.co_firstlineno}")
+    )
+    assert 0 < stats.bytes <= stats.limit == 2000
+    assert any(m.name == stats.name for m in MEMOS)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    left: tuple[int, ...]
+    right: bytes
+
+
+def test_sizes_count_what_tuples_and_dataclasses_hold() -> None:
+    inner = (1, 2, 3)
+    assert approx_bytes((inner, inner)) > 2 * approx_bytes(inner)
+    pair = Pair(inner, bytes(500))
+    assert approx_bytes(pair) > approx_bytes(inner) + 500
+
+
+def test_keep_choices_are_the_same_from_a_small_cache() -> None:
+    roomy: KeepCache = ByteLRU(1 << 30)
+    small: KeepCache = ByteLRU(3000)
+    rng = random.Random(11)
+    for _ in range(300):
+        offered = tuple(rng.sample(range(30), rng.randint(1, 5)))
+        minimum = rng.randint(0, 3)
+        want = keep_choices(offered, minimum, roomy, at_least_one=False)
+        assert keep_choices(offered, minimum, small, at_least_one=False) == want
+        assert all(isinstance(k, KeepTickets) for k in want)
+        assert small.total <= 3000
