@@ -49,10 +49,10 @@ from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COL
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.seats import replaced
 from referee.games.common.tickets import (
-    KEEP_CHOICES_BYTES,
     KeepCache,
     checked_keep,
     keep_choices,
+    new_keep_cache,
 )
 
 #: Engineering guard, not a rule: flushes in a row before the row is left as it is. With the
@@ -125,7 +125,7 @@ def _build_tables(ruleset: Ruleset) -> _Tables:
         up_to,
         claims,
         tuple(DrawFaceUp(i) for i in range(ruleset.face_up)),
-        KeepCache(KEEP_CHOICES_BYTES, f"board.engine keep choices of {ruleset.ident}"),
+        new_keep_cache(f"board.engine keep choices of {ruleset.ident}"),
     )
 
 

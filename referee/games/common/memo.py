@@ -32,10 +32,17 @@ ENTRY_BYTES = 100
 
 #: field names per dataclass type, read once (``dataclasses.fields`` is slow for a hot miss)
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_FLAT = (int, float, bool, str, bytes, type(None))
+_FLAT = (float, str, bytes)
 #: what ``sys.getsizeof`` adds to ``__sizeof__`` for an object the collector tracks (the
 #: engine imports no ``sys``: tests/games/test_purity.py)
 _GC_HEADER = 16
+#: The size of every object of a type, where it is fixed: ints (those below 2**30, all that
+#: memos see), and dataclasses declared with int fields only (actions such as PlaceSuit),
+#: learnt at the first one met. Sizing a tuple of a hundred actions is then a hundred lookups,
+#: not a walk through their fields (a miss of the card game's placements memo spent more on
+#: sizing than on building).
+_FIXED: dict[type, int] = {int: 28, bool: 28, type(None): 16}
+_INT_TYPES = ("int", "bool", int, bool)
 
 
 def approx_bytes(obj: object) -> int:
@@ -44,21 +51,33 @@ def approx_bytes(obj: object) -> int:
     events, views' parts), nested ones included. Objects shared with others (small ints,
     interned actions) are counted wherever they appear, so the figure errs high, the safe
     side of a bound."""
-    size = obj.__sizeof__() + _GC_HEADER
     kind = type(obj)
+    size = _FIXED.get(kind)
+    if size is not None:
+        return size
+    size = obj.__sizeof__() + _GC_HEADER
     if kind is tuple:
+        fixed = _FIXED.get
         for item in obj:  # type: ignore[attr-defined]
-            size += approx_bytes(item)
+            known = fixed(type(item))
+            size += known if known is not None else approx_bytes(item)
     elif kind not in _FLAT:
         names = _FIELDS.get(kind)
         if names is None:
             names = ()
             if is_dataclass(kind):
-                names = tuple(f.name for f in fields(kind))
+                declared = fields(kind)
+                names = tuple(f.name for f in declared)
+                if all(f.type in _INT_TYPES for f in declared):
+                    _FIXED[kind] = size + 28 * len(names)
             _FIELDS[kind] = names
         for name in names:
             size += approx_bytes(getattr(obj, name))
     return size
+
+
+def _approx_pair(key: object, value: object) -> int:
+    return approx_bytes(key) + approx_bytes(value)
 
 
 class ByteLRU(Generic[K, V]):
@@ -67,13 +86,22 @@ class ByteLRU(Generic[K, V]):
     the least recently used entries until the total fits again. A value whose entry alone
     exceeds the bound is returned but never kept."""
 
-    __slots__ = ("_sizes", "data", "limit", "name", "total")
+    __slots__ = ("_sizes", "data", "limit", "name", "size", "total")
 
-    def __init__(self, limit: int = MEMO_BYTES, name: str = "") -> None:
+    def __init__(
+        self,
+        limit: int = MEMO_BYTES,
+        name: str = "",
+        size: Callable[[K, V], int] | None = None,
+    ) -> None:
         self.data: OrderedDict[K, V] = OrderedDict()
         self._sizes: dict[K, int] = {}
         self.limit = limit
         self.name = name
+        #: the bytes of a key and its value; by default :func:`approx_bytes` of both, or a
+        #: formula where a memo's values have a known shape and misses are frequent (walking
+        #: a value costs more than building it there)
+        self.size = size or _approx_pair
         self.total = 0  #: bytes held, as counted above
 
     def __len__(self) -> int:
@@ -86,7 +114,7 @@ class ByteLRU(Generic[K, V]):
         return found
 
     def put(self, key: K, value: V) -> None:
-        size = approx_bytes(key) + approx_bytes(value) + ENTRY_BYTES
+        size = self.size(key, value) + ENTRY_BYTES
         if size > self.limit:
             return
         data = self.data
@@ -120,13 +148,17 @@ def memo_stats() -> tuple[MemoStats, ...]:
     return tuple(sorted(stats, key=lambda s: -s.bytes))
 
 
-def memoized(build: Callable[[K], V], limit: int = MEMO_BYTES) -> Callable[[K], V]:
+def memoized(
+    build: Callable[[K], V],
+    limit: int = MEMO_BYTES,
+    size: Callable[[K, V], int] | None = None,
+) -> Callable[[K], V]:
     """``build`` with its results kept, keyed by its (hashable, immutable) argument, in a
-    :class:`ByteLRU` of ``limit`` bytes. ``build`` must not return None (None reads as a
-    miss)."""
+    :class:`ByteLRU` of ``limit`` bytes (``size``: see there). ``build`` must not return
+    None (None reads as a miss)."""
     code = getattr(build, "__code__", None)
     where = f":{code.co_firstlineno}" if code is not None else ""
-    cache: ByteLRU[K, V] = ByteLRU(limit, f"{build.__module__}.{build.__qualname__}{where}")
+    cache: ByteLRU[K, V] = ByteLRU(limit, f"{build.__module__}.{build.__qualname__}{where}", size)
     MEMOS.append(cache)  # type: ignore[arg-type]  # kept for its sizes only
     # A hit is the hot path (every wire call): the ordered map's own methods, no method of
     # ours in between.
