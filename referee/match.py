@@ -61,8 +61,6 @@ from referee.games.protocol import (
     DEFAULT_MOVE_MS,
     MAX_MESSAGE_CHARS,
     MAX_RULE_CHARS,
-    NO_ANSWER,
-    PlayStream,
     bounded,
     judge_bytes,
 )
@@ -76,6 +74,7 @@ from referee.games.record import action_from_json as action_from_json
 from referee.games.record import outcome_to_json as outcome_to_json
 from referee.games.record import to_json as to_json
 from referee.games.registry import AnyFamily, AnyRuleset, family_of
+from referee.stream import NO_ANSWER, PlayStream
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 #: The game loop is generic over the rules families (referee/games/registry.py): states, actions,

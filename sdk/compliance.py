@@ -30,8 +30,9 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from referee.games.protocol import DEFAULT_CALL_S, NO_ANSWER, PlayStream, judge
+from referee.games.protocol import DEFAULT_CALL_S, judge
 from referee.games.registry import AnyRuleset, family_of, load
+from referee.stream import NO_ANSWER, PlayStream
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
 
 #: Either rules family's values (referee/games/registry.py): the kit plays both.

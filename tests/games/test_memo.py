@@ -1,118 +1,156 @@
-"""The engine's memos are bounded by bytes and forget the least recently used entry first
-(referee/games/common/memo.py): a long night's worker stays flat, and the hot entries of the
-current games survive the cold ones."""
+"""The memos' bound by bytes (referee/games/common/memo.py): least recently used out, never
+over the bound, and no result changed by what was kept or dropped."""
 
 from __future__ import annotations
 
-import tracemalloc
+import random
+from dataclasses import dataclass
 
-import pytest
-
-from referee.games.board import apply, legal_actions, load_ruleset, new_game, view
-from referee.games.board import wire as board_wire
 from referee.games.common.actions import KeepTickets
-from referee.games.common.memo import ENTRY_OVERHEAD, MEMOS, BoundedCache, entry_bytes, memoized
-from referee.games.common.tickets import keep_cache, keep_choices
-from ttr.v1 import bot_service_pb2
+from referee.games.common.memo import (
+    ENTRY_BYTES,
+    MEMOS,
+    ByteLRU,
+    approx_bytes,
+    memo_stats,
+    memoized,
+)
+from referee.games.common.tickets import KeepCache, keep_choices
 
 
-def test_the_bound_holds_and_the_least_recently_used_goes_first() -> None:
-    built: list[bytes] = []
-
-    def padded(n: int) -> bytes:
-        built.append(bytes([n]))
-        return bytes([n]) * 1000
-
-    per_entry = entry_bytes(0, bytes(1000))
-    memo = memoized(padded, limit=3 * per_entry + 10)
-    cache = next(c for name, c in MEMOS.items() if "padded" in name and len(c) == 0)
-    for n in (1, 2, 3):
-        assert memo(n) == bytes([n]) * 1000
-    assert memo(1) == bytes([1]) * 1000  # a hit: 1 is now the most recently used
-    assert len(built) == 3 and cache.misses == 3
-    memo(4)  # full: 2, the least recently used, goes
-    assert cache.total <= cache.limit and len(cache) == 3
-    memo(1), memo(3), memo(4)
-    assert len(built) == 4  # all three kept
-    memo(2)
-    assert built[-1] == bytes([2]) and len(built) == 5  # 2 was forgotten and built again
-    memo(1)
-    assert len(built) == 6  # 1 was the least recently used of 1, 3, 4 when 2 came back
-    assert cache.total <= cache.limit
+def entry(key: object, value: object) -> int:
+    return approx_bytes(key) + approx_bytes(value) + ENTRY_BYTES
 
 
-def test_a_value_larger_than_the_bound_is_answered_but_not_kept() -> None:
-    cache: BoundedCache[str, bytes] = BoundedCache(limit=2000)
-    cache.put("small", bytes(100))
-    cache.put("huge", bytes(5000))
-    assert cache.get("huge") is None and cache.get("small") == bytes(100)
-    assert cache.total == entry_bytes("small", bytes(100))
-    cache.put("small", bytes(300))  # replaced: counted once
-    assert cache.total == entry_bytes("small", bytes(300)) and len(cache) == 1
-    with pytest.raises(ValueError, match="positive number of bytes"):
-        BoundedCache(0)
+def test_the_total_never_exceeds_the_bound_and_matches_what_is_kept() -> None:
+    lru: ByteLRU[int, bytes] = ByteLRU(limit=4000)
+    rng = random.Random(5)
+    for n in range(500):
+        lru.put(n, bytes(rng.randint(0, 300)))
+        assert lru.total <= lru.limit
+        assert lru.total == sum(entry(k, v) for k, v in lru.data.items())
+    assert 0 < len(lru) < 500
 
 
-def test_a_build_that_raises_keeps_nothing() -> None:
-    def fails(n: int) -> int:
-        raise KeyError(n)
-
-    memo = memoized(fails, limit=10_000)
-    for _ in range(2):
-        with pytest.raises(KeyError):
-            memo(7)
-
-
-def test_the_count_is_no_less_than_what_python_allocates() -> None:
-    """The bound is only as good as the count: an entry of keep choices (a tuple of slotted
-    actions holding tuples) is counted at least at what tracemalloc sees it take, entry
-    included; counting the outer tuple alone was a fifth of it."""
-    offered = (3, 8, 11, 17, 20)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.take_snapshot()
-        cache = keep_cache("test keep choices")
-        choices = keep_choices(offered, 1, cache, at_least_one=True)
-        after = tracemalloc.take_snapshot()
-    finally:
-        tracemalloc.stop()
-    taken = sum(s.size_diff for s in after.compare_to(before, "filename"))
-    assert len(choices) == 31 and all(isinstance(c, KeepTickets) for c in choices)
-    assert cache.total >= taken - 2048, (cache.total, taken)  # the snapshot's own noise
-    assert cache.total < 4 * taken + ENTRY_OVERHEAD
+def test_the_least_recently_used_goes_first_and_a_hit_refreshes() -> None:
+    size = entry(1, b"x" * 10)
+    lru: ByteLRU[int, bytes] = ByteLRU(limit=3 * size)
+    for key in (1, 2, 3):
+        lru.put(key, b"x" * 10)
+    assert lru.get(1) == b"x" * 10  # 1 is now the most recently used: 2 is the oldest
+    lru.put(4, b"x" * 10)
+    assert list(lru.data) == [3, 1, 4]
+    lru.put(5, b"x" * 10)
+    assert list(lru.data) == [1, 4, 5]
+    assert lru.get(3) is None
 
 
-def test_memos_stay_within_their_bound_over_many_games_and_answer_the_same() -> None:
-    """Random usa games with small memos answer exactly as with the default ones (a memo
-    changes only the time), and no memo passes its bound."""
-    small = {name: c.limit for name, c in MEMOS.items()}
-    try:
-        for cache in MEMOS.values():
-            cache.limit = 20_000
-            cache.clear()
-        encoded = _encode_games()
-        assert all(c.total <= c.limit for c in MEMOS.values())
-        forgot = [c for c in MEMOS.values() if c.misses > len(c) and c.total > c.limit // 2]
-        assert forgot  # the bound was reached and entries were forgotten on the way
-    finally:
-        for name, limit in small.items():
-            MEMOS[name].limit = limit
-    assert encoded == _encode_games()
+def test_a_memo_hit_refreshes_its_entry() -> None:
+    memo = memoized(lambda n: bytes(5), limit=2 * entry(1, bytes(5)))
+    kept = MEMOS[-1]
+    memo(1), memo(2)
+    memo(1)  # a hit: 2 is now the least recently used
+    memo(3)
+    assert 1 in kept.data and 2 not in kept.data
 
 
-def _encode_games() -> list[bytes]:
-    """Every request of two seeded random usa games, as the referee encodes them."""
-    import random
+def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
+    built: list[int] = []
 
-    rules, out = load_ruleset("usa"), []
-    for seed in range(2):
-        rng = random.Random(seed)
-        state = new_game(rules, 3, seed)
-        while not state.is_over:
-            actions = legal_actions(state)
-            request = board_wire.act_request_pb(
-                view(state, state.seat), (), actions, "g", "r", bot_service_pb2.Clock()
+    def big(n: int) -> bytes:
+        built.append(n)
+        return bytes(n)
+
+    memo = memoized(big, limit=entry(0, bytes(100)))
+    assert memo(100) == bytes(100) and memo(100) == bytes(100)
+    assert built == [100]  # an entry of exactly the bound is kept
+    assert memo(1000) == bytes(1000) and memo(1000) == bytes(1000)
+    assert built == [100, 1000, 1000]  # too large: built each time
+    assert memo(100) == bytes(100) and built == [100, 1000, 1000]
+
+
+def test_a_bounded_memo_answers_as_the_function_does() -> None:
+    built: list[tuple[int, ...]] = []
+
+    def square(key: tuple[int, ...]) -> tuple[int, ...]:
+        built.append(key)
+        return tuple(k * k for k in key)
+
+    memo = memoized(square, limit=2000)
+    rng = random.Random(7)
+    keys = [tuple(rng.randint(0, 9) for _ in range(rng.randint(1, 4))) for _ in range(40)]
+    for _ in range(2000):
+        key = rng.choice(keys)
+        assert memo(key) == square(key)
+    stats = next(
+        s for s in memo_stats() if s.name.endswith(f"square:{square.__code__.co_firstlineno}")
+    )
+    assert 0 < stats.bytes <= stats.limit == 2000
+    assert any(m.name == stats.name for m in MEMOS)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    left: tuple[int, ...]
+    right: bytes
+
+
+def test_sizes_count_what_tuples_and_dataclasses_hold() -> None:
+    inner = (1, 2, 3)
+    assert approx_bytes((inner, inner)) > 2 * approx_bytes(inner)
+    pair = Pair(inner, bytes(500))
+    assert approx_bytes(pair) > approx_bytes(inner) + 500
+
+
+def test_keep_choices_are_the_same_from_a_small_cache() -> None:
+    roomy: KeepCache = ByteLRU(1 << 30)
+    small: KeepCache = ByteLRU(3000)
+    rng = random.Random(11)
+    for _ in range(300):
+        offered = tuple(rng.sample(range(30), rng.randint(1, 5)))
+        minimum = rng.randint(0, 3)
+        want = keep_choices(offered, minimum, roomy, at_least_one=False)
+        assert keep_choices(offered, minimum, small, at_least_one=False) == want
+        assert all(isinstance(k, KeepTickets) for k in want)
+        assert small.total <= 3000
+
+
+def test_the_size_formulas_stay_near_what_approx_bytes_counts() -> None:
+    """The memos that size entries by formula (their misses are frequent) count about what
+    the walk does: within 0.9x to 1.5x, so their bound means what the others' does."""
+    from referee.games.card import engine
+    from referee.games.card.ruleset import CardRuleset
+    from referee.games.card.state import Phase
+    from referee.games.common.tickets import keep_choices_bytes
+    from referee.games.registry import load
+
+    def ratio(key: object, value: object, formula: int) -> float:
+        return formula / (approx_bytes(key) + approx_bytes(value))
+
+    cache: KeepCache = ByteLRU(1 << 30)
+    for offered in ((3,), (3, 9), (1, 5, 7), (2, 4, 6, 8, 10)):
+        for minimum in (0, 1, 2):
+            choices = keep_choices(offered, minimum, cache, at_least_one=False)
+            assert (
+                0.9
+                <= ratio(
+                    (offered, minimum), choices, keep_choices_bytes((offered, minimum), choices)
+                )
+                <= 1.5
             )
-            out.append(request.SerializeToString())
-            state = apply(state, rng.choice(actions))
-    return out
+
+    rng = random.Random(3)
+    rules = load("cardgame")
+    assert isinstance(rules, CardRuleset)
+    state = engine.new_game(rules, 4, 3)
+    seen = 0
+    while not state.is_over:
+        if state.phase is Phase.TURN:
+            key = engine._placement_key(state)
+            value = engine._placements_for(key)
+            if value:
+                seen += 1
+                assert 0.9 <= ratio(key, value, engine._placements_bytes(key, value)) <= 1.5
+        legal = engine.legal_actions(state)
+        state = engine.apply(state, legal[rng.randrange(len(legal))])
+    assert seen > 10

@@ -48,7 +48,12 @@ from referee.games.board.state import EMPTY, GameState, Phase
 from referee.games.common.cards import GRAY, LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, card_name
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.seats import replaced
-from referee.games.common.tickets import KeepCache, checked_keep, keep_cache, keep_choices
+from referee.games.common.tickets import (
+    KeepCache,
+    checked_keep,
+    keep_choices,
+    new_keep_cache,
+)
 
 #: Engineering guard, not a rule: flushes in a row before the row is left as it is. With the
 #: guard of RULINGS 1 and the lazy reshuffle of RULINGS 2 each flush has a positive chance to
@@ -120,7 +125,7 @@ def _build_tables(ruleset: Ruleset) -> _Tables:
         up_to,
         claims,
         tuple(DrawFaceUp(i) for i in range(ruleset.face_up)),
-        keep_cache(f"board keep choices ({ruleset.ident})"),
+        new_keep_cache(f"board.engine keep choices of {ruleset.ident}"),
     )
 
 

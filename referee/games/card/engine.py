@@ -65,7 +65,11 @@ from referee.games.common.cards import LOCOMOTIVE, NUM_CARD_KINDS, NUM_COLOURS, 
 from referee.games.common.errors import IllegalActionError, MalformedActionError
 from referee.games.common.memo import memoized
 from referee.games.common.seats import replaced
-from referee.games.common.tickets import checked_keep, keep_cache, keep_choices
+from referee.games.common.tickets import (
+    checked_keep,
+    keep_choices,
+    new_keep_cache,
+)
 
 #: Engineering guard, not a rule: when this many full rounds of turns (``IDLE_ROUNDS`` times
 #: the number of seats) have ended since a Train card last moved anywhere or a ticket was
@@ -451,7 +455,7 @@ def new_game(ruleset: CardRuleset, num_seats: int, seed: int) -> CardGameState:
 
 
 _FACE_UP: Final = tuple(DrawFaceUp(i) for i in range(64))
-_KEEP_CHOICES = keep_cache("card keep choices")
+_KEEP_CHOICES = new_keep_cache("card.engine._KEEP_CHOICES")
 
 
 def _keep_choices(offered: tuple[int, ...], minimum: int) -> tuple[KeepTickets, ...]:
@@ -492,7 +496,19 @@ def _placements_for(
     return tuple(out)
 
 
-_placements = memoized(_placements_for)
+def _placements_bytes(
+    key: tuple[tuple[int, ...], int, tuple[int, ...], int, int],
+    placements: tuple[PlaceSuit | PlaceMix, ...],
+) -> int:
+    """What ``approx_bytes`` counts for an entry, from its length alone: the key's shape is
+    fixed (856 bytes), a placement costs 148 (a suit) or 196 (a mix) with its slot. Nearly
+    every lookup here misses (a hand seldom recurs), so walking each tuple to size it cost
+    more than building it."""
+    mixes = sum(1 for p in placements if type(p) is PlaceMix)
+    return 896 + 148 * len(placements) + 48 * mixes
+
+
+_placements = memoized(_placements_for, size=_placements_bytes)
 
 
 def _placement_key(

@@ -1,135 +1,176 @@
 """Memos for pure functions on hot paths: the one place their bounds and keys are decided.
 
-They keep results of functions whose answer depends on the argument alone, so keeping them
+Both keep results of functions whose answer depends on the argument alone, so keeping them
 changes no result, only the time (the engine stays deterministic and pure in effect).
 
-Each memo is bounded by bytes and forgets the least recently used entry first. A worker that
-plays a long night (thousands of games, every variant) sees new keys all the time: a bound in
-entries let each memo grow to whatever 65,536 of its values weighed (a worker reached about
-75 MiB), and clearing a full memo threw away the hot entries with the cold ones.
+The keyed ones are bounded by bytes, least recently used first out: a worker that plays a
+whole night of games meets new values (hands, views, events) all the time, and a bound by
+entries let each memo grow to tens of MiB of bytes and tuples before it was cleared.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 V = TypeVar("V")
 
-#: What one memo may hold, in bytes (as :func:`entry_bytes` counts them). A game adds some
-#: 20-50 KB to a memo, mostly values the next games reuse, so a game's working set stays
-#: whole; with every variant loaded there are 22 memos, so a worker's memos stay within
-#: some 22 MiB however long the night (bench/memory.py prints them).
+#: Default bound of one memo, in the bytes :func:`approx_bytes` counts. A game's working set
+#: is far smaller (tens of KiB to a few hundred KiB per memo, docs/architecture.md), so a
+#: memo keeps every value a game reuses while about 20 memos in a process stay under 25 MiB.
 MEMO_BYTES = 1 << 20
 
-#: A kept entry's own cost beyond its key and value: the dict slot, the order link and the
-#: key's hash (CPython 3.11, measured with tracemalloc: 100-120 bytes an entry).
-ENTRY_OVERHEAD = 112
+#: What a kept entry costs beyond its key and value: its link in the LRU order and the
+#: dictionary slot, and the size recorded for it (measured with tracemalloc on CPython 3.11:
+#: about 100 bytes).
+ENTRY_BYTES = 100
 
-#: the garbage collector's header that ``sys.getsizeof`` adds to ``__sizeof__`` (CPython 3.11,
-#: 64-bit), counted for every object: an overestimate for ints, bytes and strings
+
+#: field names per dataclass type, read once (``dataclasses.fields`` is slow for a hot miss)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_FLAT = (float, str, bytes)
+#: what ``sys.getsizeof`` adds to ``__sizeof__`` for an object the collector tracks (the
+#: engine imports no ``sys``: tests/games/test_purity.py)
 _GC_HEADER = 16
+#: The size of every object of a type, where it is fixed: ints (those below 2**30, all that
+#: memos see), and dataclasses declared with int fields only (actions such as PlaceSuit),
+#: learnt at the first one met. Sizing a tuple of a hundred actions is then a hundred lookups,
+#: not a walk through their fields (a miss of the card game's placements memo spent more on
+#: sizing than on building).
+_FIXED: dict[type, int] = {int: 28, bool: 28, type(None): 16}
+_INT_TYPES = ("int", "bool", int, bool)
 
 
-def entry_bytes(key: object, value: object) -> int:
-    """What keeping ``key -> value`` costs: both objects' sizes (:func:`size_of`) plus
-    :data:`ENTRY_OVERHEAD`. Counted once, on a miss."""
-    return size_of(key) + size_of(value) + ENTRY_OVERHEAD
-
-
-def size_of(obj: object, depth: int = 4) -> int:
-    """``obj``'s size in bytes with what it holds, ``depth`` levels down through tuples and
-    slotted objects (the engine's actions, events and views are frozen slotted dataclasses
-    of tuples and ints): an object's own size alone counts a tuple of actions as pointers.
-    Shared objects (small ints, interned names) are counted at each use: an overestimate,
-    so the bound holds."""
-    size = obj.__sizeof__() + _GC_HEADER  # sys.getsizeof, without the engine importing sys
-    if depth <= 0 or isinstance(obj, (bytes, str, int, float)):
+def approx_bytes(obj: object) -> int:
+    """The memory ``obj`` holds, roughly: its ``__sizeof__`` and that of what it holds, for
+    tuples and dataclasses (the keys and values the memos see: tuples of counts, actions,
+    events, views' parts), nested ones included. Objects shared with others (small ints,
+    interned actions) are counted wherever they appear, so the figure errs high, the safe
+    side of a bound."""
+    kind = type(obj)
+    size = _FIXED.get(kind)
+    if size is not None:
         return size
-    if isinstance(obj, tuple):
-        return size + sum(size_of(item, depth - 1) for item in obj)
-    for name in getattr(type(obj), "__slots__", ()):
-        size += size_of(getattr(obj, name, None), depth - 1)
+    size = obj.__sizeof__() + _GC_HEADER
+    if kind is tuple:
+        fixed = _FIXED.get
+        for item in obj:  # type: ignore[attr-defined]
+            known = fixed(type(item))
+            size += known if known is not None else approx_bytes(item)
+    elif kind not in _FLAT:
+        names = _FIELDS.get(kind)
+        if names is None:
+            names = ()
+            if is_dataclass(kind):
+                declared = fields(kind)
+                names = tuple(f.name for f in declared)
+                if all(f.type in _INT_TYPES for f in declared):
+                    _FIXED[kind] = size + 28 * len(names)
+            _FIELDS[kind] = names
+        for name in names:
+            size += approx_bytes(getattr(obj, name))
     return size
 
 
-class BoundedCache(Generic[K, V]):
-    """A least-recently-used map bounded by bytes (:func:`entry_bytes`): ``get`` marks an
-    entry used, ``put`` adds one and forgets the least recently used until the total fits.
-    A value larger than the whole bound is not kept (it would empty the cache for nothing)."""
+def _approx_pair(key: object, value: object) -> int:
+    return approx_bytes(key) + approx_bytes(value)
 
-    __slots__ = ("_entries", "_sizes", "hits", "limit", "misses", "total")
 
-    def __init__(self, limit: int = MEMO_BYTES) -> None:
-        if limit <= 0:
-            raise ValueError(f"a memo's bound must be a positive number of bytes, got {limit}")
-        self._entries: OrderedDict[K, V] = OrderedDict()
+class ByteLRU(Generic[K, V]):
+    """A map bounded by the bytes of its keys and values (:func:`approx_bytes` plus
+    ``ENTRY_BYTES`` each): a hit makes an entry the most recently used, and an insert drops
+    the least recently used entries until the total fits again. A value whose entry alone
+    exceeds the bound is returned but never kept."""
+
+    __slots__ = ("_sizes", "data", "limit", "name", "size", "total")
+
+    def __init__(
+        self,
+        limit: int = MEMO_BYTES,
+        name: str = "",
+        size: Callable[[K, V], int] | None = None,
+    ) -> None:
+        self.data: OrderedDict[K, V] = OrderedDict()
         self._sizes: dict[K, int] = {}
         self.limit = limit
-        self.total = 0  #: bytes held now
-        self.hits = 0  #: by ``get`` (a memo's inlined hits are not counted)
-        self.misses = 0  #: every build, by ``get`` or a memo
+        self.name = name
+        #: the bytes of a key and its value; by default :func:`approx_bytes` of both, or a
+        #: formula where a memo's values have a known shape and misses are frequent (walking
+        #: a value costs more than building it there)
+        self.size = size or _approx_pair
+        self.total = 0  #: bytes held, as counted above
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self.data)
 
     def get(self, key: K) -> V | None:
-        found = self._entries.get(key)
-        if found is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-            self._entries.move_to_end(key)
+        found = self.data.get(key)
+        if found is not None:
+            self.data.move_to_end(key)
         return found
 
     def put(self, key: K, value: V) -> None:
-        size = entry_bytes(key, value)
+        size = self.size(key, value) + ENTRY_BYTES
         if size > self.limit:
             return
-        entries, sizes = self._entries, self._sizes
-        old = sizes.pop(key, None)
-        if old is not None:
-            self.total -= old
-            del entries[key]
-        while self.total + size > self.limit:
-            gone, _ = entries.popitem(last=False)
-            self.total -= sizes.pop(gone)
-        entries[key] = value
-        sizes[key] = size
+        data = self.data
+        if key in data:
+            self.total -= self._sizes[key]
+        data[key] = value
+        data.move_to_end(key)
+        self._sizes[key] = size
         self.total += size
-
-    def clear(self) -> None:
-        self._entries.clear()
-        self._sizes.clear()
-        self.total = 0
+        while self.total > self.limit:
+            old, _ = data.popitem(last=False)
+            self.total -= self._sizes.pop(old)
 
 
-#: every memo made by :func:`memoized`, by the name of the function it keeps (bench/memory.py)
-MEMOS: dict[str, BoundedCache[object, object]] = {}
+#: Every memo made by :func:`memoized`, for reports (bench/memory.py); they live as long as
+#: the process, as the module-level functions they serve do.
+MEMOS: list[ByteLRU[object, object]] = []
 
 
-def memoized(build: Callable[[K], V], limit: int = MEMO_BYTES) -> Callable[[K], V]:
+@dataclass(frozen=True, slots=True)
+class MemoStats:
+    name: str
+    entries: int
+    bytes: int
+    limit: int
+
+
+def memo_stats() -> tuple[MemoStats, ...]:
+    """Entries and bytes of every memo of the process, largest first."""
+    stats = (MemoStats(m.name, len(m), m.total, m.limit) for m in MEMOS)
+    return tuple(sorted(stats, key=lambda s: -s.bytes))
+
+
+def memoized(
+    build: Callable[[K], V],
+    limit: int = MEMO_BYTES,
+    size: Callable[[K, V], int] | None = None,
+) -> Callable[[K], V]:
     """``build`` with its results kept, keyed by its (hashable, immutable) argument, in a
-    :class:`BoundedCache` of ``limit`` bytes. A call that raises keeps nothing."""
-    cache: BoundedCache[K, V] = BoundedCache(limit)
-    entries = cache._entries  # the hit path, inlined: it runs for every request's every part
-    touch = entries.move_to_end
+    :class:`ByteLRU` of ``limit`` bytes (``size``: see there). ``build`` must not return
+    None (None reads as a miss)."""
     code = getattr(build, "__code__", None)
-    where = "" if code is None else f":{code.co_firstlineno}"
-    name = f"{getattr(build, '__module__', '?')}.{getattr(build, '__qualname__', '?')}{where}"
-    MEMOS[name] = cache  # type: ignore[assignment]
+    where = f":{code.co_firstlineno}" if code is not None else ""
+    cache: ByteLRU[K, V] = ByteLRU(limit, f"{build.__module__}.{build.__qualname__}{where}", size)
+    MEMOS.append(cache)  # type: ignore[arg-type]  # kept for its sizes only
+    # A hit is the hot path (every wire call): the ordered map's own methods, no method of
+    # ours in between.
+    get, to_end, put = cache.data.get, cache.data.move_to_end, cache.put
 
     def memo(key: K) -> V:
-        found = entries.get(key)
+        found = get(key)
         if found is None:
-            cache.misses += 1
             found = build(key)
-            cache.put(key, found)
+            put(key, found)
         else:
-            touch(key)  # hits are not counted here: this path is the hot one
+            to_end(key)
         return found
 
     return memo

@@ -13,18 +13,26 @@ from itertools import combinations
 
 from referee.games.common.actions import KeepTickets
 from referee.games.common.errors import IllegalActionError, MalformedActionError
-from referee.games.common.memo import MEMOS, BoundedCache
+from referee.games.common.memo import ByteLRU
 
-#: an engine's keep choices by (offered, minimum): :func:`keep_cache` makes one
-KeepCache = BoundedCache[tuple[tuple[int, ...], int], tuple[KeepTickets, ...]]
+#: Bytes of keep choices an engine keeps (a :class:`ByteLRU`): the 3-ticket offers of one
+#: ruleset's deck, about 700 bytes each, mostly fit, and a long night stays bounded.
+KEEP_CHOICES_BYTES = 1 << 20
+
+KeepKey = tuple[tuple[int, ...], int]
+KeepCache = ByteLRU[KeepKey, tuple[KeepTickets, ...]]
 
 
-def keep_cache(name: str) -> KeepCache:
-    """A bounded memo of keep choices for one engine, listed under ``name`` with the others
-    (bench/memory.py). A hand of five offered tickets has 31 choices: a few KB an offer."""
-    cache: KeepCache = BoundedCache()
-    MEMOS[name] = cache  # type: ignore[assignment]
-    return cache
+def keep_choices_bytes(key: KeepKey, choices: tuple[KeepTickets, ...]) -> int:
+    """What :func:`referee.games.common.memo.approx_bytes` counts for a key and its choices,
+    without its walk through every object: the key is the offer (124 bytes and 36 a ticket),
+    a choice a KeepTickets of a tuple (88 bytes with its slot, and 36 a ticket)."""
+    return 124 + 36 * len(key[0]) + 40 + sum(88 + 36 * len(c.tickets) for c in choices)
+
+
+def new_keep_cache(name: str) -> KeepCache:
+    """An engine's cache of keep choices (misses are common: sizing them must be cheap)."""
+    return ByteLRU(KEEP_CHOICES_BYTES, name, keep_choices_bytes)
 
 
 def keep_choices(

@@ -1,0 +1,94 @@
+"""The referee's side of a ``Play`` stream (proto/ttr/v1/bot_service.proto): one bidirectional
+stream per game and seat, for a bot that offers it in ``StartGameResponse.play_stream``.
+
+Both the referee (referee.match) and the compliance kit (sdk.compliance) drive bots through
+it, and neither may import the other, so it sits below both; not in referee.games, whose code
+has no threads and no clock (tests/games/test_purity.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+
+import grpc
+
+from ttr.v1 import bot_service_pb2
+
+#: What :meth:`PlayStream.ask` returns when no answer came in time.
+NO_ANSWER = object()
+
+
+#: How often a Play stream's watchdog looks at the clock: a stream's timeout comes this much
+#: later at most than an Act call's deadline would.
+WATCH_S = 0.01
+
+
+class PlayStream:
+    """One seat's ``Play`` stream for one game (proto: a bot that set ``play_stream``), as the
+    referee (referee.match) and the compliance kit (sdk.compliance) drive it.
+
+    Sync gRPC cannot read a stream with a deadline, so the caller reads the next answer itself
+    and a watchdog thread cancels the stream once the decision's deadline has passed: a
+    reader thread handing answers over would cost every message a thread switch (bench/README.md,
+    "Wire overhead (issue 25)"). Only one answer is read at a time, so a bot that floods the
+    stream is held back by gRPC's flow control.
+    """
+
+    def __init__(self, channel: grpc.Channel, method: str) -> None:
+        self._requests: queue.SimpleQueue[bot_service_pb2.ActRequest | None] = queue.SimpleQueue()
+        play = channel.stream_stream(
+            method,
+            request_serializer=bot_service_pb2.ActRequest.SerializeToString,
+            response_deserializer=None,
+        )
+        self._call = play(iter(self._requests.get, None))
+        self._lock = threading.Lock()
+        self._deadline = 0.0  #: time.monotonic() of the pending answer's deadline; 0: none
+        self._timed_out = False
+        self._done = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="ttr-play-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def _watch(self) -> None:
+        while not self._done.wait(WATCH_S):
+            with self._lock:
+                if self._deadline and time.monotonic() >= self._deadline:
+                    self._timed_out = True
+                    self._call.cancel()  # type: ignore[no-untyped-call]
+                    return
+
+    def ask(self, request: bot_service_pb2.ActRequest, timeout_s: float) -> object:
+        """The next thing the stream brings within ``timeout_s``: an answer's bytes, the
+        error that ended the stream, None (the bot ended it) or :data:`NO_ANSWER`. After
+        anything but bytes the stream is over."""
+        with self._lock:
+            self._deadline = time.monotonic() + timeout_s
+        got: object
+        self._requests.put(request)
+        try:
+            got = next(self._call)  # type: ignore[call-overload]
+        except StopIteration:
+            got = None
+        except grpc.RpcError as e:
+            got = e
+        with self._lock:
+            self._deadline = 0.0
+            if self._timed_out:
+                return NO_ANSWER  # whatever came, it came after the deadline
+        return got
+
+    def close(self, wait_s: float = 0.0) -> None:
+        """End the stream: no more requests; the bot has ``wait_s`` to end it, then it is
+        cancelled. The watchdog is gone when this returns."""
+        self._requests.put(None)  # also frees gRPC's thread waiting for the next request
+        with self._lock:
+            if not self._timed_out:
+                self._deadline = time.monotonic() + wait_s
+        with contextlib.suppress(grpc.RpcError):
+            for _ in self._call:
+                pass  # answers nobody asked for
+        self._done.set()
+        self._watchdog.join()
