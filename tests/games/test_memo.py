@@ -45,13 +45,18 @@ def test_the_least_recently_used_goes_first_and_a_hit_refreshes() -> None:
     assert lru.get(3) is None
 
 
-def test_a_memo_hit_refreshes_its_entry() -> None:
-    memo = memoized(lambda n: bytes(5), limit=2 * entry(1, bytes(5)))
-    kept = MEMOS[-1]
+def test_a_memo_drops_the_generation_least_recently_used_and_a_hit_refreshes() -> None:
+    """Generations of half the bound each (two entries here): an entry used since the last
+    turnover stays, one not used for a whole generation goes."""
+    memo = memoized(lambda n: bytes(5), limit=4 * entry(1, bytes(5)))
+    store = MEMOS[-1]
     memo(1), memo(2)
-    memo(1)  # a hit: 2 is now the least recently used
-    memo(3)
-    assert 1 in kept.data and 2 not in kept.data
+    memo(3)  # the young generation was full: 1 and 2 are the old one now
+    memo(1)  # a hit in the old generation: moved to the young one
+    memo(4)  # turnover: 2, used least recently, is dropped
+    kept = set(store.young) | set(store.old)
+    assert kept == {1, 3, 4}
+    assert store.total <= store.limit
 
 
 def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
@@ -61,9 +66,9 @@ def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
         built.append(n)
         return bytes(n)
 
-    memo = memoized(big, limit=entry(0, bytes(100)))
+    memo = memoized(big, limit=2 * entry(0, bytes(100)))  # half of it per generation
     assert memo(100) == bytes(100) and memo(100) == bytes(100)
-    assert built == [100]  # an entry of exactly the bound is kept
+    assert built == [100]  # an entry of exactly half the bound is kept
     assert memo(1000) == bytes(1000) and memo(1000) == bytes(1000)
     assert built == [100, 1000, 1000]  # too large: built each time
     assert memo(100) == bytes(100) and built == [100, 1000, 1000]
