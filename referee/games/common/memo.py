@@ -40,9 +40,8 @@ _FLAT = (float, str, bytes)
 _GC_HEADER = 16
 #: The size of every object of a type, where it is fixed: ints (those below 2**30, all that
 #: memos see), and dataclasses declared with int fields only (actions such as PlaceSuit),
-#: learnt at the first one met. Sizing a tuple of a hundred actions is then a hundred lookups,
-#: not a walk through their fields (a miss of the card game's placements memo spent more on
-#: sizing than on building).
+#: learnt at the first one met. Sizing a tuple of a hundred actions is then one lookup, not a
+#: walk through their fields (a walk can cost more than building the value it sizes).
 _FIXED: dict[type, int] = {int: 28, bool: 28, type(None): 16}
 _INT_TYPES = ("int", "bool", int, bool)
 
