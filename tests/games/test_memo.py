@@ -45,13 +45,18 @@ def test_the_least_recently_used_goes_first_and_a_hit_refreshes() -> None:
     assert lru.get(3) is None
 
 
-def test_a_memo_hit_refreshes_its_entry() -> None:
-    memo = memoized(lambda n: bytes(5), limit=2 * entry(1, bytes(5)))
-    kept = MEMOS[-1]
+def test_a_memo_drops_the_generation_least_recently_used_and_a_hit_refreshes() -> None:
+    """Generations of half the bound each (two entries here): an entry used since the last
+    turnover stays, one not used for a whole generation goes."""
+    memo = memoized(lambda n: bytes(5), limit=4 * entry(1, bytes(5)))
+    store = MEMOS[-1]
     memo(1), memo(2)
-    memo(1)  # a hit: 2 is now the least recently used
-    memo(3)
-    assert 1 in kept.data and 2 not in kept.data
+    memo(3)  # the young generation was full: 1 and 2 are the old one now
+    memo(1)  # a hit in the old generation: moved to the young one
+    memo(4)  # turnover: 2, used least recently, is dropped
+    kept = set(store.young) | set(store.old)
+    assert kept == {1, 3, 4}
+    assert store.total <= store.limit
 
 
 def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
@@ -61,9 +66,9 @@ def test_a_value_larger_than_the_bound_is_returned_but_not_kept() -> None:
         built.append(n)
         return bytes(n)
 
-    memo = memoized(big, limit=entry(0, bytes(100)))
+    memo = memoized(big, limit=2 * entry(0, bytes(100)))  # half of it per generation
     assert memo(100) == bytes(100) and memo(100) == bytes(100)
-    assert built == [100]  # an entry of exactly the bound is kept
+    assert built == [100]  # an entry of exactly half the bound is kept
     assert memo(1000) == bytes(1000) and memo(1000) == bytes(1000)
     assert built == [100, 1000, 1000]  # too large: built each time
     assert memo(100) == bytes(100) and built == [100, 1000, 1000]
@@ -115,14 +120,10 @@ def test_keep_choices_are_the_same_from_a_small_cache() -> None:
         assert small.total <= 3000
 
 
-def test_the_size_formulas_stay_near_what_approx_bytes_counts() -> None:
-    """The memos that size entries by formula (their misses are frequent) count about what
-    the walk does: within 0.9x to 1.5x, so their bound means what the others' does."""
-    from referee.games.card import engine
-    from referee.games.card.ruleset import CardRuleset
-    from referee.games.card.state import Phase
+def test_the_keep_choices_formula_stays_near_what_approx_bytes_counts() -> None:
+    """The keep choices, sized by formula (their misses are frequent), count about what the
+    walk does: within 0.9x to 1.5x, so their bound means what the memos' does."""
     from referee.games.common.tickets import keep_choices_bytes
-    from referee.games.registry import load
 
     def ratio(key: object, value: object, formula: int) -> float:
         return formula / (approx_bytes(key) + approx_bytes(value))
@@ -138,19 +139,3 @@ def test_the_size_formulas_stay_near_what_approx_bytes_counts() -> None:
                 )
                 <= 1.5
             )
-
-    rng = random.Random(3)
-    rules = load("cardgame")
-    assert isinstance(rules, CardRuleset)
-    state = engine.new_game(rules, 4, 3)
-    seen = 0
-    while not state.is_over:
-        if state.phase is Phase.TURN:
-            key = engine._placement_key(state)
-            value = engine._placements_for(key)
-            if value:
-                seen += 1
-                assert 0.9 <= ratio(key, value, engine._placements_bytes(key, value)) <= 1.5
-        legal = engine.legal_actions(state)
-        state = engine.apply(state, legal[rng.randrange(len(legal))])
-    assert seen > 10

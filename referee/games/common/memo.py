@@ -3,9 +3,10 @@
 Both keep results of functions whose answer depends on the argument alone, so keeping them
 changes no result, only the time (the engine stays deterministic and pure in effect).
 
-The keyed ones are bounded by bytes, least recently used first out: a worker that plays a
-whole night of games meets new values (hands, views, events) all the time, and a bound by
-entries let each memo grow to tens of MiB of bytes and tuples before it was cleared.
+The keyed ones are bounded by bytes, least recently used first out (:func:`memoized` a
+generation at a time, :class:`ByteLRU` exactly): a worker that plays a whole night of games
+meets new values (hands, views, events) all the time, and a bound of 65,536 entries let
+each memo grow to tens of MiB of bytes and tuples before it was cleared.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ T = TypeVar("T")
 V = TypeVar("V")
 
 #: Default bound of one memo, in the bytes :func:`approx_bytes` counts. A game's working set
-#: is far smaller (tens of KiB to a few hundred KiB per memo, docs/architecture.md), so a
-#: memo keeps every value a game reuses while about 20 memos in a process stay under 25 MiB.
+#: is smaller (at most about 360 KiB in one memo: a 5-player mega game's players, bench/
+#: README.md), so a generation of half the bound holds what a game reuses, while the 18
+#: memos of a process that plays every variant stay under 18 MiB as counted.
 MEMO_BYTES = 1 << 20
 
-#: What a kept entry costs beyond its key and value: its link in the LRU order and the
-#: dictionary slot, and the size recorded for it (measured with tracemalloc on CPython 3.11:
-#: about 100 bytes).
+#: What a kept entry costs beyond its key and value, as estimated: its dict slots (the
+#: hashes and pointers, with the tables' spare room) and the tuple or link that records its
+#: size.
 ENTRY_BYTES = 100
 
 
@@ -38,9 +40,8 @@ _FLAT = (float, str, bytes)
 _GC_HEADER = 16
 #: The size of every object of a type, where it is fixed: ints (those below 2**30, all that
 #: memos see), and dataclasses declared with int fields only (actions such as PlaceSuit),
-#: learnt at the first one met. Sizing a tuple of a hundred actions is then a hundred lookups,
-#: not a walk through their fields (a miss of the card game's placements memo spent more on
-#: sizing than on building).
+#: learnt at the first one met. Sizing a tuple of a hundred actions is then one lookup, not a
+#: walk through their fields (a walk can cost more than building the value it sizes).
 _FIXED: dict[type, int] = {int: 28, bool: 28, type(None): 16}
 _INT_TYPES = ("int", "bool", int, bool)
 
@@ -135,9 +136,66 @@ class ByteLRU(Generic[K, V]):
             self.total -= self._sizes.pop(old)
 
 
+class Generations(Generic[K, V]):
+    """The store of a :func:`memoized` function: two plain dicts, young and old, together
+    at most ``limit`` bytes (as :class:`ByteLRU` counts). A lookup tries the young one, then
+    the old one, whose entry it moves to the young one; a new entry goes to the young one,
+    and when that one would pass half the bound it becomes the old one and the old one is
+    dropped. So an entry used since the last turnover stays, and the ones dropped are those
+    least recently used, a generation at a time: an LRU whose hit in the young dict is the
+    one dict lookup the unbounded memo cost (an exact LRU's reordering doubled the hashing of
+    every hit, and its bookkeeping made the wire path a third slower)."""
+
+    __slots__ = ("build", "limit", "name", "old", "old_bytes", "size", "young", "young_bytes")
+
+    def __init__(
+        self,
+        build: Callable[[K], V],
+        limit: int,
+        name: str,
+        size: Callable[[K, V], int] | None,
+    ) -> None:
+        self.build = build
+        self.limit = limit
+        self.name = name
+        self.size = size or _approx_pair
+        #: key -> (value, its bytes); the young values are also in the hot path's own dict
+        self.young: dict[K, tuple[V, int]] = {}
+        self.old: dict[K, tuple[V, int]] = {}
+        self.young_bytes = 0
+        self.old_bytes = 0
+
+    @property
+    def total(self) -> int:
+        return self.young_bytes + self.old_bytes
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+    def miss(self, key: K, hits: dict[K, V]) -> V:
+        """The value of a key not in the young generation (``hits`` is its values alone, the
+        dict the hot path reads)."""
+        entry = self.old.pop(key, None)
+        if entry is None:
+            value = self.build(key)
+            entry = (value, self.size(key, value) + ENTRY_BYTES)
+            if entry[1] > self.limit // 2:
+                return value
+        else:
+            self.old_bytes -= entry[1]
+        if self.young_bytes + entry[1] > self.limit // 2:
+            self.old, self.old_bytes = self.young, self.young_bytes
+            self.young, self.young_bytes = {}, 0
+            hits.clear()
+        self.young[key] = entry
+        self.young_bytes += entry[1]
+        hits[key] = entry[0]
+        return entry[0]
+
+
 #: Every memo made by :func:`memoized`, for reports (bench/memory.py); they live as long as
 #: the process, as the module-level functions they serve do.
-MEMOS: list[ByteLRU[object, object]] = []
+MEMOS: list[Generations[object, object]] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,24 +217,25 @@ def memoized(
     limit: int = MEMO_BYTES,
     size: Callable[[K, V], int] | None = None,
 ) -> Callable[[K], V]:
-    """``build`` with its results kept, keyed by its (hashable, immutable) argument, in a
-    :class:`ByteLRU` of ``limit`` bytes (``size``: see there). ``build`` must not return
-    None (None reads as a miss)."""
+    """``build`` with its results kept, keyed by its (hashable, immutable) argument, in
+    :class:`Generations` of at most ``limit`` bytes (``size``: see :class:`ByteLRU`); an
+    entry over half the bound is returned but not kept. ``build`` must not return None
+    (None reads as a miss)."""
     code = getattr(build, "__code__", None)
     where = f":{code.co_firstlineno}" if code is not None else ""
-    cache: ByteLRU[K, V] = ByteLRU(limit, f"{build.__module__}.{build.__qualname__}{where}", size)
-    MEMOS.append(cache)  # type: ignore[arg-type]  # kept for its sizes only
-    # A hit is the hot path (every wire call): the ordered map's own methods, no method of
-    # ours in between.
-    get, to_end, put = cache.data.get, cache.data.move_to_end, cache.put
+    store: Generations[K, V] = Generations(
+        build, limit, f"{build.__module__}.{build.__qualname__}{where}", size
+    )
+    MEMOS.append(store)  # type: ignore[arg-type]  # kept for its sizes only
+    # The hot path is one lookup in a dict of the young generation's values: cleared, never
+    # replaced, when the generation turns over, so this bound method stays valid.
+    hits: dict[K, V] = {}
+    get, miss = hits.get, store.miss
 
     def memo(key: K) -> V:
         found = get(key)
         if found is None:
-            found = build(key)
-            put(key, found)
-        else:
-            to_end(key)
+            found = miss(key, hits)
         return found
 
     return memo
