@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
 from collections.abc import Callable, Iterator
 from types import FrameType
 
@@ -34,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from leaderboard.ladder.model import Backend
 from leaderboard.store import StoreError
 from ttr_arena.pages.league.server import PAGE_POLICY, NotFound
-from ttr_arena.pages.web.threaded import serving
+from ttr_arena.pages.web.threaded import ListeningServer, serving
 from ttr_arena.server import api, pages
 from ttr_arena.server.api import ApiError, error_response
 from ttr_arena.server.core import (
@@ -176,24 +175,10 @@ def make_app(backend: Backend, settings: WebSettings | None = None) -> Starlette
 # running it ----------------------------------------------------------------------------------
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server that tells ``ready`` its URL once listening, and that, stopped by a
-    signal, returns to its caller instead of raising the signal again (uvicorn's own habit:
-    the caller here has a ladder to stop after it)."""
-
-    def __init__(self, config: uvicorn.Config, ready: Callable[[str], None] | None) -> None:
-        super().__init__(config)
-        self.ready = ready
-        self.url = ""
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.should_exit or not self.servers:
-            return
-        host, port = self.servers[0].sockets[0].getsockname()[:2]
-        self.url = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
-        if self.ready is not None:
-            self.ready(self.url)
+class _Server(ListeningServer):
+    """The server :func:`serve` runs in the main thread: stopped by a signal, it returns to its
+    caller instead of raising the signal again (uvicorn's own habit: the caller here has a
+    ladder to stop after it)."""
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self.should_exit and sig == signal.SIGINT:

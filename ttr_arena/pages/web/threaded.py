@@ -12,17 +12,18 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import uvicorn
 
 
-class _ThreadServer(uvicorn.Server):
-    """uvicorn's server that tells its URL once listening, and leaves signals alone: on a
-    thread they belong to whoever runs the main thread (the CLI handles Ctrl-C)."""
+class ListeningServer(uvicorn.Server):
+    """uvicorn's server that knows its URL once listening (the real port when asked for 0)
+    and tells ``ready`` of it: the one place that reads the bound address."""
 
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, ready: Callable[[str], None] | None = None) -> None:
         super().__init__(config)
+        self.ready = ready
         self.url = ""
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -31,6 +32,13 @@ class _ThreadServer(uvicorn.Server):
             return
         host, port = self.servers[0].sockets[0].getsockname()[:2]
         self.url = f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+        if self.ready is not None:
+            self.ready(self.url)
+
+
+class _ThreadServer(ListeningServer):
+    """Leaves signals alone: on a thread they belong to whoever runs the main thread (the
+    CLI handles Ctrl-C)."""
 
     def install_signal_handlers(self) -> None:
         pass
