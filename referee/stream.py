@@ -9,6 +9,7 @@ has no threads and no clock (tests/games/test_purity.py).
 from __future__ import annotations
 
 import contextlib
+import math
 import queue
 import threading
 import time
@@ -21,11 +22,6 @@ from ttr.v1 import bot_service_pb2
 NO_ANSWER = object()
 
 
-#: How often a Play stream's watchdog looks at the clock: a stream's timeout comes this much
-#: later at most than an Act call's deadline would.
-WATCH_S = 0.01
-
-
 class PlayStream:
     """One seat's ``Play`` stream for one game (proto: a bot that set ``play_stream``), as the
     referee (referee.match) and the compliance kit (sdk.compliance) drive it.
@@ -35,6 +31,13 @@ class PlayStream:
     reader thread handing answers over would cost every message a thread switch (bench/README.md,
     "Wire overhead (issue 25)"). Only one answer is read at a time, so a bot that floods the
     stream is held back by gRPC's flow control.
+
+    The watchdog sleeps until the deadline it last saw and is woken only for an earlier one.
+    A decision's deadline is its start plus the move limit and the bank left, and the bank
+    shrinks by no more than the time that passed, so each deadline is at least the one before:
+    the first request and the close wake it, the rest of a game's requests do not. (It used
+    to look at the clock every 10 ms: a hundred wake-ups a second per seat, each taking the
+    interpreter lock from the game loop, and a timeout up to 10 ms late.)
     """
 
     def __init__(self, channel: grpc.Channel, method: str) -> None:
@@ -45,27 +48,39 @@ class PlayStream:
             response_deserializer=None,
         )
         self._call = play(iter(self._requests.get, None))
-        self._lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())
         self._deadline = 0.0  #: time.monotonic() of the pending answer's deadline; 0: none
+        self._wake_at = math.inf  #: when the watchdog will look next, at the latest
         self._timed_out = False
-        self._done = threading.Event()
+        self._closed = False
         self._watchdog = threading.Thread(target=self._watch, name="ttr-play-watchdog", daemon=True)
         self._watchdog.start()
 
     def _watch(self) -> None:
-        while not self._done.wait(WATCH_S):
-            with self._lock:
-                if self._deadline and time.monotonic() >= self._deadline:
+        with self._cond:
+            while not self._closed:
+                deadline = self._deadline
+                now = time.monotonic()
+                if deadline and now >= deadline:
                     self._timed_out = True
                     self._call.cancel()  # type: ignore[no-untyped-call]
                     return
+                self._wake_at = deadline or math.inf
+                self._cond.wait(deadline - now if deadline else None)
+
+    def _set_deadline(self, deadline: float) -> None:
+        """Called with the lock held: wakes the watchdog only if it would look too late."""
+        self._deadline = deadline
+        if deadline < self._wake_at:
+            self._wake_at = deadline
+            self._cond.notify()
 
     def ask(self, request: bot_service_pb2.ActRequest, timeout_s: float) -> object:
         """The next thing the stream brings within ``timeout_s``: an answer's bytes, the
         error that ended the stream, None (the bot ended it) or :data:`NO_ANSWER`. After
         anything but bytes the stream is over."""
-        with self._lock:
-            self._deadline = time.monotonic() + timeout_s
+        with self._cond:
+            self._set_deadline(time.monotonic() + timeout_s)
         got: object
         self._requests.put(request)
         try:
@@ -74,7 +89,7 @@ class PlayStream:
             got = None
         except grpc.RpcError as e:
             got = e
-        with self._lock:
+        with self._cond:
             self._deadline = 0.0
             if self._timed_out:
                 return NO_ANSWER  # whatever came, it came after the deadline
@@ -84,11 +99,13 @@ class PlayStream:
         """End the stream: no more requests; the bot has ``wait_s`` to end it, then it is
         cancelled. The watchdog is gone when this returns."""
         self._requests.put(None)  # also frees gRPC's thread waiting for the next request
-        with self._lock:
+        with self._cond:
             if not self._timed_out:
-                self._deadline = time.monotonic() + wait_s
+                self._set_deadline(time.monotonic() + wait_s)
         with contextlib.suppress(grpc.RpcError):
             for _ in self._call:
                 pass  # answers nobody asked for
-        self._done.set()
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
         self._watchdog.join()

@@ -139,6 +139,54 @@ def test_a_stream_that_never_answers_times_out_then_act_is_called() -> None:
     assert len(bot.requests) > 10
 
 
+def test_a_stream_that_goes_silent_mid_game_times_out_at_that_decisions_deadline() -> None:
+    # The watchdog sleeps until the deadline it last saw: here the first decision's, long
+    # gone by the silent one, whose own deadline it must then wait for and enforce.
+    def answers_then_silent(bot: StreamBot, requests: Requests, context: Any) -> Responses:
+        for i, request in enumerate(requests):
+            if i >= 5:
+                continue  # reads the rest, answers none
+            yield bot.Act(request, context)
+
+    bot = StreamBot(answers_then_silent)
+    result = run_streamed([bot, TestBot()], Clock(move_ms=50, bank_ms=100))
+    assert [(f.kind, f.rule) for f in result.faults] == [("timeout", "DEADLINE_EXCEEDED")]
+    assert result.defaults == [1, 0]
+    assert bot.streamed == 6  # five answered, the sixth timed out; then Act
+
+
+def test_an_earlier_deadline_than_the_watchdogs_wakes_it() -> None:
+    # A stream asked first with a long timeout, then with a short one it never answers: the
+    # watchdog, asleep until the long deadline, is woken for the short one.
+    from concurrent import futures
+
+    from referee.stream import NO_ANSWER, PlayStream
+
+    def first_only(requests: Iterator[bytes], context: Any) -> Iterator[bytes]:
+        for i, _ in enumerate(requests):
+            if i == 0:
+                yield bot_service_pb2.ActResponse(request_id="a").SerializeToString()
+
+    handler = grpc.method_handlers_generic_handler(
+        "ttr.v1.BotService", {"Play": grpc.stream_stream_rpc_method_handler(first_only)}
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stream = PlayStream(channel, "/ttr.v1.BotService/Play")
+            request = bot_service_pb2.ActRequest(request_id="a")
+            assert isinstance(stream.ask(request, 600.0), bytes)
+            started = time.monotonic()
+            assert stream.ask(request, 0.2) is NO_ANSWER
+            assert time.monotonic() - started < 60  # not the first deadline's 600 s
+            stream.close()
+    finally:
+        server.stop(None)
+
+
 def test_a_stream_that_answers_twice_gets_the_extra_answers_rejected() -> None:
     def twice(bot: StreamBot, requests: Requests, context: Any) -> Responses:
         for request in requests:
