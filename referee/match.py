@@ -69,7 +69,7 @@ from referee.games.protocol import (
 from referee.games.protocol import MAX_FAULTS_PER_DECISION as MAX_FAULTS_PER_DECISION
 from referee.games.record import RECORD_FORMAT as RECORD_FORMAT
 from referee.games.record import Fault as Fault
-from referee.games.record import action_entry, game_record
+from referee.games.record import action_entry, game_record, record_text
 from referee.games.record import action_from_json as action_from_json
 from referee.games.record import outcome_to_json as outcome_to_json
 from referee.games.record import to_json as to_json
@@ -355,7 +355,7 @@ class Match:
             end_lines=end_lines,
         )
         if self.record_path is not None:
-            write_json_atomic(self.record_path, record)
+            write_text_atomic(self.record_path, record_text(record))
         return MatchResult(
             variant=self.ruleset.ident,
             seed=self.seed,
