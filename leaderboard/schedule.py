@@ -57,9 +57,6 @@ class ScheduledGame:
     rotation: int  #: 0..players-1: how far the combination's seating is rotated
     seed: int  #: the deal; the same for every rotation of a combination in a round
     seats: tuple[int, ...]  #: entrant numbers (0-based, into the sorted entrant list), by seat
-    #: how many games share ``seed`` (the rotations; 1 for a ladder's game): the most bot
-    #: processes one bot needs for it, since no process plays a deal twice (worker.BotPool)
-    games_per_deal: int = 1
 
 
 def secret_seed() -> int:
@@ -128,7 +125,6 @@ def build(
                         rotation=rotation,
                         seed=seed,
                         seats=combo[rotation:] + combo[:rotation],
-                        games_per_deal=players,
                     )
                 )
     return games

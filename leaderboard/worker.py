@@ -162,9 +162,13 @@ class BotPool:
     slot is a jail of its own (its own /tmp, IPC and network namespace, its folder read-only),
     so its siblings share nothing writable through which a deal could pass.
 
-    A slot's first start would make a game wait for it, so while a bot has fewer slots than
-    a deal can need, a spare process for it starts in the background (during the game) and
-    the next new slot, or the restart of a crashed one, takes it (bench/tournament.py)."""
+    Before a game is seated, :meth:`prestart` spawns every process its seats will need (a new
+    slot, or the restart of a dead one) at once, so they start side by side rather than one
+    after the other; the seat then takes its spawned process (a *spare*) once it serves. No
+    process is started on speculation: a spare started in the background whenever a bot had
+    fewer slots than a deal has games went unused as often as not, and its start cost more
+    than a game's wait (bench/README.md, "A process per rotation": 30-38 starts for a
+    32-game night against 22, 280-299 games/min against 352)."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
         self.startup_s = startup_s
@@ -196,20 +200,12 @@ class BotPool:
         version: str,
         copy: int = 0,
         deal: int | None = None,
-        games_per_deal: int = 1,
     ) -> SeatBot:
         """A running bot for ``path`` (``copy`` tells copies of one bot apart) whose process
         has not seen ``deal`` before (sandboxed), or a ``down`` seat naming why it could not
-        be started. ``games_per_deal``: how many games the schedule deals ``deal`` to (the
-        rotations), the most slots the bot can need for it."""
+        be started: the process :meth:`prestart` spawned for it, else one started now."""
         key = (path, copy)
-        slot = 0
-        if deal is not None and self.by_deal:
-            # A dead process's deals die with it: its slot restarts below with nothing seen.
-            while deal in self.deals.get((path, copy, slot), ()) and self._alive(
-                (path, copy, slot)
-            ):
-                slot += 1
+        slot = self._slot_for(path, copy, deal)
         self.seated[key] = slot
         where = (path, copy, slot)
         bot = self.bots.get(where)
@@ -233,9 +229,27 @@ class BotPool:
                 self.start_errors[key] = str(e)
                 return SeatBot(name, version, "", down=str(e).splitlines()[0])
         self.bots[where] = bot
-        if self.by_deal and sum(s[:2] == key for s in self.bots) < games_per_deal:
-            self._start_spare(key, path)
         return SeatBot(name, version, bot.address)
+
+    def _slot_for(self, path: str, copy: int, deal: int | None) -> int:
+        """The slot a game of ``deal`` seats this bot from: the lowest whose live process has
+        not seen the deal (sandboxed by deal), else 0."""
+        slot = 0
+        if deal is not None and self.by_deal:
+            # A dead process's deals die with it: its slot restarts with nothing seen.
+            while deal in self.deals.get((path, copy, slot), ()) and self._alive(
+                (path, copy, slot)
+            ):
+                slot += 1
+        return slot
+
+    def prestart(self, seats: Sequence[tuple[str, int]], deal: int | None = None) -> None:
+        """Spawn, side by side, the process of each seat (folder, copy) that a game of
+        ``deal`` would otherwise start in :meth:`seat` one after the other: a new slot, or a
+        dead process's restart. :meth:`seat` then takes each once it serves."""
+        for path, copy in seats:
+            if not self._alive((path, copy, self._slot_for(path, copy, deal))):
+                self._start_spare((path, copy), path)
 
     def _alive(self, where: Slot) -> bool:
         bot = self.bots.get(where)
@@ -375,13 +389,13 @@ def _seat_results(
 
 
 def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool) -> GameResult:
+    pool.prestart([(e.path, 0) for e in task.seats], deal=task.game.seed)
     seats = [
         pool.seat(
             e.path,
             e.name,
             e.version,
             deal=task.game.seed,
-            games_per_deal=task.game.games_per_deal,
         )
         for e in task.seats
     ]
@@ -434,6 +448,7 @@ def validate_bot(
     entrant = task.entrant
     players = task.players or settings.players
     log_name = task.log_name or f"validation-{entrant.bot_id}"
+    pool.prestart([(entrant.path, 0), *((settings.validation_bot, i) for i in range(1, players))])
     hero = pool.seat(entrant.path, entrant.name, entrant.version)
     if hero.down:
         # What it wrote before failing goes to a log of its own; the reason quotes its end.

@@ -183,9 +183,11 @@ class _SpyPool(BotPool):
         version: str,
         copy: int = 0,
         deal: int | None = None,
-        games_per_deal: int = 1,
     ) -> SeatBot:
         return self.by_key[(path, copy)]
+
+    def prestart(self, seats: Sequence[tuple[str, int]], deal: int | None = None) -> None:
+        pass
 
     def death(self, path: str, copy: int = 0) -> str:
         return ""

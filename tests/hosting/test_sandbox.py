@@ -294,44 +294,53 @@ def test_a_bot_cannot_remember_a_deal_across_the_rotations_that_replay_it(
 
 
 def test_a_sandboxed_pool_gives_a_replayed_deal_another_process_and_leaves_none_behind() -> None:
-    """A deal the bot's process has seen goes to another of its processes (a slot), started
-    from the spare; a new deal goes back to the first slot, and a deal both have seen to a
-    third. A slot whose process died starts afresh, having seen nothing. Closing the pool
-    stops the bots, the spare and the replaced processes."""
+    """A deal the bot's process has seen goes to another of its processes (a slot); a new
+    deal goes back to the first slot, and a deal both have seen to a third. Nothing starts on
+    speculation: ``prestart`` spawns exactly the processes a game's seats will need (a new slot,
+    a dead one's restart), side by side, and ``seat`` takes them. A slot whose process died
+    starts afresh, having seen nothing. Closing the pool stops every process."""
     from leaderboard.worker import BotPool
 
     pool = BotPool(startup_s=20.0, sandbox=SandboxConfig())
     try:
         random_bot = str(ROOT / "sample_bots" / "random")
-        first = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        copies = [(random_bot, 0), (random_bot, 1)]
+        pool.prestart(copies, deal=7)
+        assert len(pool.spares) == 2  # two seats, two processes on their way at once
+        first = pool.seat(random_bot, "random", "1", deal=7)
         assert not first.down and len(pool.spares) == 1
-        again = pool.seat(random_bot, "random", "1", deal=8, games_per_deal=3)  # same process
+        assert pool.seat(random_bot, "random", "1", copy=1, deal=7).address != first.address
+        assert not pool.spares
+        pool.prestart(copies, deal=8)
+        assert not pool.spares  # both have a process that has not seen deal 8
+        again = pool.seat(random_bot, "random", "1", deal=8)  # same process
         assert again.address == first.address
-        repeat = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)  # another
-        assert not repeat.down and repeat.address != first.address
-        assert len(pool.spares) == 1  # the third slot's process is already on its way
-        assert pool.seat(random_bot, "random", "1", deal=8, games_per_deal=3).address == (
-            repeat.address
-        )
-        assert pool.seat(random_bot, "random", "1", deal=9, games_per_deal=3).address == (
-            first.address
-        )
-        third = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        pool.prestart([(random_bot, 0)], deal=7)
+        assert len(pool.spares) == 1  # deal 7 again: a second slot is needed
+        repeat = pool.seat(random_bot, "random", "1", deal=7)  # another
+        assert not repeat.down and repeat.address != first.address and not pool.spares
+        assert pool.seat(random_bot, "random", "1", deal=8).address == repeat.address
+        assert pool.seat(random_bot, "random", "1", deal=9).address == first.address
+        third = pool.seat(random_bot, "random", "1", deal=7)  # not prestarted: started now
         assert third.address not in (first.address, repeat.address)
-        assert not pool.spares  # three slots: as many as a deal has games, no more spares
-        assert len(_bots_still_running()) >= 3
+        assert not pool.spares
+        assert len(_bots_still_running()) >= 4
         # The first slot's process dies: its replacement has seen nothing, so it plays 7.
         crashed = pool.bots[(random_bot, 0, 0)].process
         assert crashed is not None
         os.killpg(crashed.pid, signal.SIGKILL)
         crashed.wait(10)
-        restarted = pool.seat(random_bot, "random", "1", deal=7, games_per_deal=3)
+        pool.prestart([(random_bot, 0)], deal=7)
+        assert len(pool.spares) == 1  # the dead slot's restart
+        restarted = pool.seat(random_bot, "random", "1", deal=7)
         assert not restarted.down and restarted.address not in (
             first.address,
             repeat.address,
             third.address,
         )
         assert pool.deals[(random_bot, 0, 0)] == {7}
+        pool.prestart([(random_bot, 0)], deal=10)
+        assert not pool.spares  # slot 0 is alive again and has not seen deal 10
     finally:
         pool.close()
     assert _bots_still_running() == []
