@@ -765,3 +765,22 @@ def test_static_bytes_are_the_map_and_rules_messages() -> None:
     assert game_map_pb2.GameMap.FromString(game_map) == wire.map_to_pb(USA)
     assert game_map_pb2.RuleParameters.FromString(rules) == wire.rules_to_pb(USA)
     assert wire.static_bytes(USA)[0] is game_map  # made once per ruleset
+
+
+def test_card_counts_joined_from_kept_entries_are_the_messages_bytes() -> None:
+    # counts_bytes joins each (card, count) entry's kept bytes: byte for byte what building
+    # the CardCount messages gives, for hands and discard piles of any size.
+    import random
+
+    from referee.games.common.codec import counts_bytes, counts_to_pb, entry_bytes
+    from ttr.v1 import view_pb2
+
+    rng = random.Random(5)
+    for field in ("hand", "discards"):
+        encode = counts_bytes(view_pb2.SeatView, field)
+        for _ in range(2000):
+            counts = tuple(rng.choice((0, 0, 1, 2, 3, rng.randrange(200))) for _ in range(9))
+            built = entry_bytes(view_pb2.SeatView, field, counts_to_pb(counts))
+            assert encode(counts) == built
+            read = getattr(view_pb2.SeatView.FromString(encode(counts)), field)
+            assert list(read) == counts_to_pb(counts)

@@ -52,6 +52,7 @@ from referee.games.common.codec import (
     bot_seed,
     card_from_pb,
     card_to_pb,
+    counts_bytes,
     counts_from_pb,
     counts_to_pb,
     end_reason_from_pb,
@@ -254,11 +255,9 @@ def _player_to_pb(p: PlayerPublic) -> view_pb2.PlayerPublic:
 _player_bytes: Callable[[PlayerPublic], bytes] = memoized(
     lambda p: entry_bytes(view_pb2.SeatView, "players", _player_to_pb(p))
 )
-_hand_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
-    lambda counts: entry_bytes(view_pb2.SeatView, "hand", counts_to_pb(counts))
-)
+_hand_bytes: Callable[[tuple[int, ...]], bytes] = memoized(counts_bytes(view_pb2.SeatView, "hand"))
 _discards_bytes: Callable[[tuple[int, ...]], bytes] = memoized(
-    lambda counts: entry_bytes(view_pb2.SeatView, "discards", counts_to_pb(counts))
+    counts_bytes(view_pb2.SeatView, "discards")
 )
 
 
