@@ -139,3 +139,30 @@ def test_the_keep_choices_formula_stays_near_what_approx_bytes_counts() -> None:
                 )
                 <= 1.5
             )
+
+
+def test_a_dataclass_of_ints_and_int_tuples_is_sized_as_its_walk_sizes_it() -> None:
+    # The shape learnt at the first one (a fixed part plus its tuples) gives what walking
+    # every field gives, whatever the tuples' lengths.
+    import random
+
+    from referee.games.board.view import PlayerPublic
+    from referee.games.common import memo
+
+    rng = random.Random(3)
+
+    def ints() -> int:
+        return rng.randrange(60)
+
+    players = [
+        PlayerPublic(ints(), ints(), ints(), ints(), ints(), ints(), tuple(range(ints())))
+        for _ in range(200)
+    ]
+    walked = []
+    for p in players:
+        memo._INT_SHAPES.pop(PlayerPublic, None)
+        memo._FIELDS.pop(PlayerPublic, None)
+        walked.append(memo.approx_bytes(p))
+    assert PlayerPublic in memo._INT_SHAPES
+    assert [memo.approx_bytes(p) for p in players] == walked
+    assert len(set(walked)) > 10
