@@ -167,7 +167,7 @@ class BotPool:
     after the other; the seat then takes its spawned process (a *spare*) once it serves. No
     process is started on speculation: a spare started in the background whenever a bot had
     fewer slots than a deal has games went unused as often as not, and its start cost more
-    than a game's wait (bench/README.md, "A process per rotation": 30-38 starts for a
+    than a game's wait (bench/README.md, "Issue 25, second pass": 30-38 starts for a
     32-game night against 22, 280-299 games/min against 352)."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
