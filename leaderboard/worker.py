@@ -47,7 +47,7 @@ from referee.games.registry import AnyRuleset, family_of, load
 from referee.hosting.config import LaunchError
 from referee.hosting.launcher import LaunchedBot
 from referee.hosting.sandbox import SandboxConfig
-from referee.match import Clock, Match, MatchResult, SeatBot
+from referee.match import Clock, GameStopped, Match, MatchResult, SeatBot
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
@@ -418,6 +418,7 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
             record_path=record,
             diagnose=lambda seat: pool.death(task.seats[seat].path),
             lines=lambda seat: pool.take_lines(task.seats[seat].path),
+            stop=_parent_watch.stop_requested,
         ).run()
     return GameResult(
         game_id=task.game.game_id,
@@ -485,6 +486,7 @@ def validate_bot(
             Clock(settings.move_ms, settings.bank_ms),
             diagnose=lambda i: pool.death(*paths[i]),
             lines=lambda i: pool.take_lines(*paths[i]),
+            stop=_parent_watch.stop_requested,
         ).run()
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:
@@ -515,16 +517,23 @@ def _log_note(log: Path | None) -> str:
 
 
 class _ParentWatch:
-    """Cuts a worker's game short when its parent dies (Linux: PR_SET_PDEATHSIG). Played out,
-    the game's record would land over the record of the same slot, which the resumed run
-    plays again (bots see random ids, so as another game), and its bots would take that run's
-    CPU. Only a game is cut short: anywhere else (starting a bot, where an exception would
-    leak the process being started) the task loop's ``getppid`` check ends the worker, its
-    bots stopped, within ``POLL_S``."""
+    """Cuts a worker's game short when its parent dies (Linux: PR_SET_PDEATHSIG) or the worker
+    is told to stop (SIGTERM). Played out, the game's record would land over the record of the
+    same slot, which the resumed run plays again (bots see random ids, so as another game), and
+    its bots would take that run's CPU.
+
+    In a game the signal only raises a flag, which the game loop reads before each decision
+    (``Match(stop=...)``: at most one decision later, the bot's answer or its clock): an
+    exception thrown into gRPC's code from a signal handler could leave a Play stream's call
+    half torn down, and the channel's close then waited for it forever, a worker that never
+    exited (tests/cli/test_server.py's SIGKILL test, under load). Outside a game (between
+    tasks, starting bots, where an exception would leak the process being started) the task
+    loop's ``getppid`` check ends the worker, its bots stopped, within ``POLL_S``."""
 
     def __init__(self) -> None:
         self.parent = 0  #: 0: not in a worker (a game played in-process is never cut short)
         self.in_game = False
+        self.stopping = False  #: the game in play is to end before its next decision
 
     def watch(self, parent_pid: int) -> None:
         self.parent = parent_pid
@@ -534,16 +543,26 @@ class _ParentWatch:
                 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)  # PR_SET_PDEATHSIG
 
     def _parent_died(self, signum: int, frame: FrameType | None) -> None:
-        if self.in_game:
+        self.stopping = True
+
+    def terminate(self) -> None:
+        """SIGTERM: end now, or, in a game, before its next decision."""
+        self.stopping = True
+        if not self.in_game:
             raise SystemExit(0)  # unwinds to the worker's ``finally``, which stops its bots
+
+    def stop_requested(self) -> bool:
+        return self.stopping
 
     @contextlib.contextmanager
     def game(self) -> Iterator[None]:
+        if self.stopping or (self.parent and os.getppid() != self.parent):
+            raise SystemExit(0)  # orphaned or stopped just before: do not begin
         self.in_game = True
         try:
-            if self.parent and os.getppid() != self.parent:
-                raise SystemExit(0)  # orphaned just before: do not begin
             yield
+        except GameStopped:
+            raise SystemExit(0) from None  # the worker's ``finally`` stops its bots
         finally:
             self.in_game = False
 
@@ -559,7 +578,7 @@ def worker_main(
     interrupted run does not wait for the rest of the schedule."""
 
     def on_term(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(0)  # unwinds to the ``finally`` that stops the bots
+        _parent_watch.terminate()  # unwinds to the ``finally`` that stops the bots
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle

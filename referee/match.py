@@ -253,6 +253,10 @@ def _too_large(code: grpc.StatusCode | None, details: str) -> bool:
     )
 
 
+class GameStopped(Exception):
+    """A game ended before its end because ``Match(stop=...)`` said so."""
+
+
 class Match:
     """One game. ``run()`` plays it to the end and returns the :class:`MatchResult`."""
 
@@ -269,6 +273,7 @@ class Match:
         on_fault: FaultHook | None = None,
         lines: Callable[[int], list[str]] | None = None,
         streams: bool = True,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         """``streams`` False calls every bot's Act, even a bot that offers ``Play`` (benchmarks and
         tests compare the two). ``diagnose(seat)``, when given, says why a seat's bot cannot be
@@ -279,7 +284,10 @@ class Match:
         given, returns what the seat's bot wrote since it was last asked
         (``LaunchedBot.take_lines``: bounded, escaped); it is asked as soon as the seat's decision
         ends and after EndGame, so each line is recorded with the decision its bot was answering
-        when it wrote it (docs/records.md)."""
+        when it wrote it (docs/records.md). ``stop()``, when given, is asked before each
+        decision: once it says True the game ends there with :class:`GameStopped`, no record
+        written, its streams and channels closed (a worker whose parent died: the game is
+        played again by whoever resumes)."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -297,6 +305,7 @@ class Match:
         self.on_fault = on_fault
         self.lines = lines
         self.streams = streams
+        self.stop = stop
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -329,7 +338,10 @@ class Match:
                 s.pending = [family.project(e, i) for e in initial_events]
             self._start_games(seats)
             decision = 0
+            stop = self.stop
             while not state.is_over:
+                if stop is not None and stop():
+                    raise GameStopped(f"game {self.game_id} stopped at decision {decision}")
                 state = self._decide(state, seats, decision)
                 decision += 1
             result = family.outcome(state)

@@ -205,7 +205,18 @@ def _assert_all_exit(family: set[int], within_s: float = 20.0) -> None:
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline and any(_alive(p) for p in family):
         time.sleep(0.1)
-    assert not [p for p in family if _alive(p)], "workers or bots outlived the run"
+    left = [p for p in family if _alive(p)]
+    assert not left, "workers or bots outlived the run: " + "; ".join(_described(p) for p in left)
+
+
+def _described(pid: int) -> str:
+    """A process's pid, parent and command line, to tell which one outlived a run."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        return f"{pid} (parent {_stat(pid)[1]}): {command[:160]}"
+    except (OSError, IndexError):
+        return f"{pid} (gone)"
 
 
 def _stored(db: Path) -> list[tuple[str, int, str]]:

@@ -236,3 +236,29 @@ def test_a_stream_flood_is_bounded_and_the_game_goes_on() -> None:
     assert result.faults[0].rule == "answer.request_id"  # the flood's first answer, judged
     assert {f.rule for f in result.faults} <= {"answer.request_id", "DEADLINE_EXCEEDED"}
     assert time.monotonic() - started < 30
+
+
+def test_a_stopped_game_ends_between_decisions_with_its_streams_closed(tmp_path: Path) -> None:
+    # A worker whose parent died stops its game through Match(stop=...): the game ends before
+    # the next decision, no record is written, and every stream and channel closes (an
+    # exception thrown into gRPC from a signal handler once left a channel's close waiting
+    # forever).
+    from referee.match import GameStopped
+
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 12
+
+    running = [start_server(StrategyBot(RandomStrategy)) for _ in range(2)]
+    record = tmp_path / "game.json"
+    try:
+        seats = [SeatBot("random", "1", r.address) for r in running]
+        with pytest.raises(GameStopped, match="at decision 12"):
+            Match(USA, seats, 3, record_path=record, stop=stop).run()
+    finally:
+        for r in running:
+            r.stop(0)
+    assert not record.exists()
+    assert not [t for t in threading.enumerate() if t.name == "ttr-play-watchdog"]
