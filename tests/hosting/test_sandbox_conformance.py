@@ -520,6 +520,40 @@ def test_giant_answers_fault_their_seat_and_keep_the_record_small(arena: Arena) 
     assert len(record["faults"]) == len(played.result.faults)
 
 
+def test_a_play_stream_answered_twice_then_held_silent_costs_only_its_seat(arena: Arena) -> None:
+    """A jailed bot misuses its Play stream: a second answer to its first request (read as a
+    stale answer to the next), then a request it never answers while holding the stream open.
+    Its stale answers are rejected, the silent one times out on the bot's own clock, and its
+    seat goes on over Act; nobody else is touched and the game ends."""
+    played = play(arena, "stream_abuse", {"mode": "twice_then_silent", "silent_at": 4})
+    check_contained(played)
+    assert "SUCCEEDED" not in played.log
+    assert {"answer the first request twice", "never answer request 4"} <= set(played.attacks)
+    mine = [f for f in played.result.faults if f.seat == played.seat]
+    assert {f.kind for f in mine} == {"rejected", "timeout"}, mine
+    assert {f.rule for f in mine if f.kind == "rejected"} == {"answer.request_id"}
+    timeout = next(f for f in mine if f.kind == "timeout")
+    assert mine[-1] == timeout  # after it the seat answers over Act, without a fault
+    record = json.loads(played.record.read_text())
+    assert len(record["actions"]) > timeout.decision + 10
+
+
+def test_a_flooded_play_stream_is_read_one_answer_per_request(arena: Arena) -> None:
+    """A jailed bot floods its Play stream with 60 KB answers nobody asked for (its gRPC server
+    accepts thousands of them, hundreds of MB): the referee reads one per request it makes and
+    the rest never reach it (about 7 MB of growth measured), so the flood costs the seat its
+    decisions and the referee nothing; the game ends."""
+    before = _rss_kb()
+    played = play(arena, "stream_abuse", {"mode": "flood"})
+    check_contained(played)
+    assert played.attacks["flood the Play stream"].startswith(
+        ("1 ", "10 ", "100 ", "1000 ", "cancelled after ")
+    )
+    mine = {f.rule for f in played.result.faults if f.seat == played.seat}
+    assert mine and mine <= {"answer.request_id", "DEADLINE_EXCEEDED"}, mine
+    assert _rss_kb() - before < 64 * 1024  # not the flood's size: one answer at a time
+
+
 def test_other_bots_addresses_cannot_be_found_bound_or_called(arena: Arena) -> None:
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
@@ -677,6 +711,7 @@ SOAK: list[tuple[str, dict[str, Any]]] = [
     ("bind_address", {"scout_s": 0.5}),
     ("signaller", {}),
     ("giant_answers", {"mb": 3}),
+    ("stream_abuse", {"mode": "flood"}),
     ("reader", {}),
     ("fork_flood", {"threads": 200, "processes": 200, "keep": 8}),
     ("setsid_escape", {}),
