@@ -78,15 +78,20 @@ def _without_timings(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-@pytest.mark.parametrize("seed", [3, 11])
-def test_a_stream_game_records_what_the_act_game_records(tmp_path: Path, seed: int) -> None:
-    running = [start_server(StrategyBot(RandomStrategy)) for _ in range(3)]
+@pytest.mark.parametrize(("variant", "seed"), [("usa", 3), ("usa", 11), ("cardgame", 5)])
+def test_a_stream_game_records_what_the_act_game_records(
+    tmp_path: Path, variant: str, seed: int
+) -> None:
+    from referee.games.registry import load
+    from sdk.strategies import CardRandomStrategy
+
+    running = [start_server(StrategyBot(RandomStrategy, CardRandomStrategy)) for _ in range(3)]
     try:
         seats = [SeatBot("random", "1", r.address) for r in running]
         records = []
         for streams in (True, False):
             path = tmp_path / f"{streams}.json"
-            Match(USA, seats, seed, record_path=path, streams=streams).run()
+            Match(load(variant), seats, seed, record_path=path, streams=streams).run()
             records.append(_without_timings(json.loads(path.read_text())))
     finally:
         for r in running:
