@@ -43,7 +43,6 @@ points at risk. It never needs the bot and is always legal.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import tempfile
 import time
@@ -633,12 +632,6 @@ def play_match(
         on_fault=on_fault,
         lines=lines,
     ).run()
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write ``data`` as JSON to ``path`` via a temporary file in the same folder and a
-    rename, so a reader never sees half a record."""
-    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def _umask() -> int:

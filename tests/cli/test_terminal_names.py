@@ -121,11 +121,11 @@ def test_a_file_given_as_a_bot_folder_is_named_a_file(tmp_path: Path) -> None:
 
 
 def test_atomic_writes_get_the_usual_mode(tmp_path: Path) -> None:
-    from referee.match import write_json_atomic
+    from referee.match import write_text_atomic
 
     mask = os.umask(0o022)
     try:
-        write_json_atomic(tmp_path / "r.json", {"a": 1})
+        write_text_atomic(tmp_path / "r.json", '{"a": 1}\n')
     finally:
         os.umask(mask)
     assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
