@@ -40,6 +40,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import grpc
+
 from leaderboard import schedule as schedule_mod
 from leaderboard.store import FaultRow, GameResult, SeatResult
 from referee.games.protocol import printable
@@ -47,7 +49,7 @@ from referee.games.registry import AnyRuleset, family_of, load
 from referee.hosting.config import LaunchError
 from referee.hosting.launcher import LaunchedBot
 from referee.hosting.sandbox import SandboxConfig
-from referee.match import Clock, GameStopped, Match, MatchResult, SeatBot
+from referee.match import Clock, GameStopped, Match, MatchResult, SeatBot, bot_channel
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
@@ -168,7 +170,12 @@ class BotPool:
     process is started on speculation: a spare started in the background whenever a bot had
     fewer slots than a deal has games went unused as often as not, and its start cost more
     than a game's wait (bench/README.md, "Issue 25, second pass": 30-38 starts for a
-    32-game night against 22, 280-299 games/min against 352)."""
+    32-game night against 22, 280-299 games/min against 352).
+
+    The referee's channel to each process is kept with it (:meth:`channel`, ``Match(channels=
+    ...)``) and closed when the process is stopped or replaced: a game on a new channel
+    connects first, which cost a warm worker's games 17 ms each of about 270 (bench/README.md,
+    "Issue 25, third pass")."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
         self.startup_s = startup_s
@@ -177,6 +184,9 @@ class BotPool:
         self.games = 0  #: games seated so far (:meth:`trim`)
         self.last_game: dict[Slot, int] = {}  #: the game each process last sat in
         self.bots: dict[Slot, LaunchedBot] = {}
+        #: the referee's channel to each live process (and the address it was opened to),
+        #: opened at the process's first game
+        self.channels: dict[Slot, tuple[str, grpc.Channel]] = {}
         self.deals: dict[Slot, set[int]] = {}  #: seeds each live process has seen
         #: the slot each bot was last seated from: the process of the game in play, which
         #: :meth:`log_to`, :meth:`take_lines`, :meth:`death` and :meth:`trim` mean
@@ -217,6 +227,7 @@ class BotPool:
         if bot is not None:
             # It died (crashed in its last game, or was killed): start it afresh, with nothing
             # seen. The old one is stopped in the background (close() waits).
+            self._drop_channel(where)
             self._stop_later(bot)
         self.deals[where] = {deal} if deal is not None and self.by_deal else set()
         bot = self._take_spare(key)
@@ -254,6 +265,26 @@ class BotPool:
     def _alive(self, where: Slot) -> bool:
         bot = self.bots.get(where)
         return bot is not None and bot.process is not None and bot.process.poll() is None
+
+    def channel(self, path: str, copy: int = 0) -> grpc.Channel | None:
+        """The referee's channel to the process of the game in play, kept across its games
+        (``Match(channels=...)``); ``None`` if it has none (it could not be started)."""
+        where = (path, copy, self.seated.get((path, copy), 0))
+        bot = self.bots.get(where)
+        if bot is None or not bot.address:
+            return None
+        kept = self.channels.get(where)
+        if kept is not None and kept[0] == bot.address:
+            return kept[1]
+        self._drop_channel(where)  # (a replaced process is dropped with it; this is a guard)
+        channel = bot_channel(bot.address)
+        self.channels[where] = (bot.address, channel)
+        return channel
+
+    def _drop_channel(self, where: Slot) -> None:
+        kept = self.channels.pop(where, None)
+        if kept is not None:
+            kept[1].close()
 
     def _stop_later(self, bot: LaunchedBot) -> None:
         stopping = threading.Thread(target=bot.stop, name=f"stop-{bot.name}", daemon=True)
@@ -302,6 +333,7 @@ class BotPool:
                 continue
             del self.last_game[where]
             self.deals.pop(where, None)
+            self._drop_channel(where)
             bot = self.bots.pop(where, None)
             if bot is not None:
                 self._stop_later(bot)
@@ -341,6 +373,8 @@ class BotPool:
         return "" if bot is None else bot.death()
 
     def close(self) -> None:
+        for where in list(self.channels):
+            self._drop_channel(where)
         for thread in self.stopping:
             thread.join()
         self.stopping.clear()
@@ -419,6 +453,7 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
             diagnose=lambda seat: pool.death(task.seats[seat].path),
             lines=lambda seat: pool.take_lines(task.seats[seat].path),
             stop=_parent_watch.stop_requested,
+            channels=lambda seat: pool.channel(task.seats[seat].path),
         ).run()
     return GameResult(
         game_id=task.game.game_id,
@@ -487,6 +522,7 @@ def validate_bot(
             diagnose=lambda i: pool.death(*paths[i]),
             lines=lambda i: pool.take_lines(*paths[i]),
             stop=_parent_watch.stop_requested,
+            channels=lambda i: pool.channel(*paths[i]),
         ).run()
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:

@@ -192,29 +192,40 @@ _PLAY_METHOD = f"/{_SERVICE}/Play"
 _STREAM_CLOSE_S = 1.0
 
 
+def bot_channel(address: str) -> grpc.Channel:
+    """The channel the referee calls a bot through. A caller that plays several games against
+    one bot process may keep it across games (``Match(channels=...)``): a game on a new
+    channel first connects, which costs its StartGame calls more than the calls themselves
+    (bench/README.md)."""
+    # gRPC's default is 4 MB per reply: enough for a bot to cost the referee that much
+    # memory per answer. Over the limit the call fails (RESOURCE_EXHAUSTED) without
+    # reading the rest. Without bandwidth probing the flow-control window stays at its
+    # initial 64 KB, so little more than that arrives before the call fails (probing
+    # grows it to MBs: a 10 MB answer then cost the referee about 10 MB for a moment).
+    # Legitimate replies are tiny, and the window on requests is the bot's.
+    # No gRPC retries: the fault policy above is the referee's own (a bot is asked
+    # again only after a rejected answer), and the retry machinery costs every call
+    # some time (about 4% of a random game's wall time, bench/README.md).
+    return grpc.insecure_channel(
+        address,
+        options=[
+            ("grpc.max_receive_message_length", MAX_ANSWER_BYTES),
+            ("grpc.http2.bdp_probe", 0),
+            ("grpc.enable_retries", 0),
+        ],
+    )
+
+
 class _Seat:
-    def __init__(self, bot: SeatBot) -> None:
+    def __init__(self, bot: SeatBot, kept: grpc.Channel | None = None) -> None:
+        """``kept``: the caller's channel to the bot, used and left open; else the seat
+        opens one, closed at the end of the game."""
         self.bot = bot
         self.gone = bool(bot.down)  #: never call it again (or at all)
         self.channel: grpc.Channel | None = None
+        self.owns_channel = kept is None
         if not self.gone:
-            # gRPC's default is 4 MB per reply: enough for a bot to cost the referee that much
-            # memory per answer. Over the limit the call fails (RESOURCE_EXHAUSTED) without
-            # reading the rest. Without bandwidth probing the flow-control window stays at its
-            # initial 64 KB, so little more than that arrives before the call fails (probing
-            # grows it to MBs: a 10 MB answer then cost the referee about 10 MB for a moment).
-            # Legitimate replies are tiny, and the window on requests is the bot's.
-            # No gRPC retries: the fault policy above is the referee's own (a bot is asked
-            # again only after a rejected answer), and the retry machinery costs every call
-            # some time (about 4% of a random game's wall time, bench/README.md).
-            self.channel = grpc.insecure_channel(
-                bot.address,
-                options=[
-                    ("grpc.max_receive_message_length", MAX_ANSWER_BYTES),
-                    ("grpc.http2.bdp_probe", 0),
-                    ("grpc.enable_retries", 0),
-                ],
-            )
+            self.channel = bot_channel(bot.address) if kept is None else kept
             self.stub = bot_service_pb2_grpc.BotServiceStub(self.channel)
             # Act's reply comes back as bytes and is parsed in _ask: bytes that are not an
             # ActResponse are then a rejected answer (answer.malformed), not a gRPC error.
@@ -273,6 +284,7 @@ class Match:
         lines: Callable[[int], list[str]] | None = None,
         streams: bool = True,
         stop: Callable[[], bool] | None = None,
+        channels: Callable[[int], grpc.Channel | None] | None = None,
     ) -> None:
         """``streams`` False calls every bot's Act, even a bot that offers ``Play`` (benchmarks and
         tests compare the two). ``diagnose(seat)``, when given, says why a seat's bot cannot be
@@ -286,7 +298,9 @@ class Match:
         when it wrote it (docs/records.md). ``stop()``, when given, is asked before each
         decision: once it says True the game ends there with :class:`GameStopped`, no record
         written, its streams and channels closed (a worker whose parent died: the game is
-        played again by whoever resumes)."""
+        played again by whoever resumes). ``channels(seat)``, when given, returns a channel
+        to the seat's bot that the caller keeps across games (:func:`bot_channel`; ``None``:
+        the seat opens its own): the game uses it and leaves it open, its streams closed."""
         if not ruleset.min_players <= len(bots) <= ruleset.max_players:
             raise ValueError(
                 f"{ruleset.ident} is for {ruleset.min_players}-{ruleset.max_players} players, "
@@ -305,6 +319,7 @@ class Match:
         self.lines = lines
         self.streams = streams
         self.stop = stop
+        self.channels = channels
         self.faults: list[Fault] = []
         self.actions: list[dict[str, Any]] = []
 
@@ -330,7 +345,10 @@ class Match:
         family = self.family
         state = family.new_game(self.ruleset, len(self.bots), self.seed)
         initial_events = state.events
-        seats = [_Seat(b) for b in self.bots]
+        kept = self.channels
+        seats = [
+            _Seat(b, None if kept is None or b.down else kept(i)) for i, b in enumerate(self.bots)
+        ]
         try:
             for i, s in enumerate(seats):
                 s.bank_ms = float(self.clock.bank_ms)
@@ -349,7 +367,7 @@ class Match:
         finally:
             for s in seats:
                 s.drop_stream()
-                if s.channel is not None:
+                if s.channel is not None and s.owns_channel:
                     s.channel.close()
         record = game_record(
             game_id=self.game_id,
