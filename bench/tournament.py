@@ -15,14 +15,17 @@ process per rotation of a deal on each worker, leaderboard.worker.BotPool) unles
 2. Engine: every game's record replayed in-process, timing only the rules engine
    (``legal_actions`` + ``apply`` for each decision).
 3. Bare gRPC: the same games' calls (StartGame, each Act, EndGame), with request and response
-   sizes rebuilt from the records, replayed sequentially against four bare bytes-in/bytes-out
-   servers (bench/wire.py).
+   sizes rebuilt from the records, replayed one game after the other as the referee makes
+   them (bench/wire.py, ``steps``) against four bare bytes-in/bytes-out servers.
 
 Prints the tournament's wall time and the single-core sum engine + bare for the same games,
 and that sum divided by W: what W perfect workers would need if the referee, the SDK and the
 bots' own thinking cost nothing. Then where the rest goes: each bot's mean time per decision
 as the referee measured it (the records' ``ms``: the call, the SDK and the bot's own thinking)
-next to a bare call. The ratio is printed next to :data:`BASELINE` (bench/README.md).
+next to a bare call, and the machine's CPU time (/proc/stat: every process, jailed bots
+included) over the timed games against the bare exchange's: on a machine whose cores the
+games keep busy, the time ratio cannot fall much below that CPU ratio. The ratio is printed
+next to :data:`BASELINE` (bench/README.md).
 """
 
 from __future__ import annotations
@@ -86,6 +89,20 @@ def _bots(folder: Path) -> list[str]:
     ]
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds every process on the machine has used since boot, from /proc/stat (user,
+    nice, system, irq, softirq; nan off Linux). A jailed bot is in its own PID namespace and
+    not this process's child, so per-process accounting would miss it; the whole machine's
+    does not (and counts anything else running: read it on a quiet machine)."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = f.readline().split()
+    except OSError:
+        return float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 class _Enough(Exception):
     """Raised from the ``played`` event to end a tournament after the games timed."""
 
@@ -99,24 +116,36 @@ def timed_tournament(
     workers: int,
     sandbox: SandboxConfig,
     stop_after: int | None = None,
+    cpu: list[float] | None = None,
 ) -> tuple[list[GameResult], float]:
     """A real tournament (``leaderboard.runner.run``, as ``ttr tournament run`` plays it:
     builds, validation games, worker processes, every game stored and recorded) in the store
     ``folder/bench.db``, records in ``folder/records``. Returns its stored games and the
     seconds from the first game's start to the last game stored, or with ``stop_after`` to
     the ``stop_after``-th (the tournament is then cut short there: the games in flight are
-    dropped)."""
+    dropped). ``cpu``, when given, gets the machine's CPU seconds (:func:`machine_cpu_s`)
+    over the same span, then this process's (the tournament's parent: it stores each game,
+    rates and reports)."""
     started: list[float] = []
     finished: list[float] = []
 
+    cpu_marks: list[float] = []
+
+    own_marks: list[float] = []
+
+    def playing(total: int, before: int) -> None:
+        started.append(time.perf_counter())
+        cpu_marks.append(machine_cpu_s())
+        own_marks.append(time.process_time())
+
     def played(game: GameResult, top: object) -> None:
         finished.append(time.perf_counter())
+        cpu_marks[1:] = [machine_cpu_s()]
+        own_marks[1:] = [time.process_time()]
         if stop_after is not None and len(finished) >= stop_after:
             raise _Enough
 
-    events = Events(
-        playing=lambda total, before: started.append(time.perf_counter()), played=played
-    )
+    events = Events(playing=playing, played=played)
     with Store(folder / "bench.db") as store:
         try:
             outcome = run(
@@ -137,6 +166,8 @@ def timed_tournament(
         games = store.games()
     if stop_after is not None and len(finished) < stop_after:
         raise SystemExit(f"the bench tournament played {len(finished)} of {stop_after} games")
+    if cpu is not None:
+        cpu += [cpu_marks[-1] - cpu_marks[0], own_marks[-1] - own_marks[0]]
     return games, finished[-1] - started[0]
 
 
@@ -193,6 +224,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ttr-bench-") as tmp:
         folder = Path(tmp)
 
+        tournament_cpu: list[float] = []
         games, tournament_s = timed_tournament(
             folder,
             _bots(folder),
@@ -202,10 +234,11 @@ def main() -> None:
             sandbox=NO_SANDBOX
             if args.no_sandbox
             else SandboxConfig(fresh_per_deal=not args.reuse_bots),
+            cpu=tournament_cpu,
         )
 
         engine_s = 0.0
-        replay: list[list[bytes | int]] = []
+        replay: list[list[bare_wire.Step]] = []
         calls: list[bare_wire.Call] = []
         answer_ms: dict[str, list[float]] = {}  #: per bot: the referee-measured ms of each decision
         for game in games:
@@ -217,11 +250,16 @@ def main() -> None:
             seconds, game_calls = _replay(record)
             engine_s += seconds
             calls += game_calls
-            replay.append([x for c in game_calls for x in (c.seat, bare_wire._payload(c))])
+            replay.append(bare_wire.steps(game_calls))
         with bare_wire._bare_servers(PLAYERS) as servers:
             addresses = [address for address, _ in servers]
             bare_wire._exchange(addresses, replay[:1])  # warm-up
-            bare_s = min(bare_wire._exchange(addresses, replay) for _ in range(2))
+            bare_runs = []
+            for _ in range(2):
+                cpu_before = machine_cpu_s()
+                seconds = bare_wire._exchange(addresses, replay)
+                bare_runs.append((seconds, machine_cpu_s() - cpu_before))
+            bare_s, bare_cpu_s = min(bare_runs)
 
     n = len(games)
     decisions = sum(g.decisions for g in games)
@@ -249,6 +287,12 @@ def main() -> None:
         ),
         "baseline_commit": BASELINE_COMMIT,
         "bare_call_ms": bare_s / len(calls) * 1000.0,
+        "tournament_cpu_s": tournament_cpu[0],
+        "bare_cpu_s": bare_cpu_s,
+        "cpu_us_per_decision": tournament_cpu[0] / decisions * 1e6,
+        "bare_cpu_us_per_call": bare_cpu_s / len(calls) * 1e6,
+        "cpu_ratio": tournament_cpu[0] / bare_cpu_s,
+        "parent_cpu_s": tournament_cpu[1],
         "decision_ms_by_bot": {
             name: sum(ms) / len(ms) for name, ms in sorted(answer_ms.items()) if ms
         },
@@ -284,6 +328,13 @@ def main() -> None:
     print(
         f"time per decision as the referee measured it (call + SDK + thinking): {by_bot}; "
         f"a bare call {figures['bare_call_ms']:.2f} ms"
+    )
+    print(
+        f"machine CPU: the timed games {figures['tournament_cpu_s']:.1f} s "
+        f"({figures['cpu_us_per_decision']:.0f} us per decision, everything in; the parent "
+        f"{figures['parent_cpu_s']:.1f} s), the bare exchange "
+        f"{figures['bare_cpu_s']:.1f} s ({figures['bare_cpu_us_per_call']:.0f} us per call) on "
+        f"{os.cpu_count()} cores: the CPU ratio {figures['cpu_ratio']:.2f}"
     )
     baseline = figures["baseline_ratio"]
     print(

@@ -14,9 +14,10 @@ The bots run in the sandbox as in every league night (referee/hosting/sandbox.py
    ids are fixed, so every pass plays the same games.
 2. Bare: four minimal gRPC servers (one process per seat, a generic bytes-in/bytes-out unary
    handler) answer each request with a payload of the recorded response size. The client
-   replays the recorded calls (StartGame, Act and EndGame alike) in order, sequentially, each
-   to its seat's server, with requests of the recorded sizes, opening one channel per server
-   per game as the referee does.
+   replays the recorded calls in order as the referee makes them (every seat's StartGame at
+   once, each Act in turn, every seat's EndGame at once), each to its seat's server, with
+   requests of the recorded sizes, opening one channel per server per game as the referee
+   does for a single game (a tournament's worker keeps its channels across games).
 
 The referee's runs and the bare runs alternate (R of each), so that a machine that gets
 busier or quieter during the benchmark affects both alike. Prints the best of R runs of each
@@ -278,19 +279,41 @@ def _payload(call: Call) -> bytes:
     return _HEADER.pack(call.response_bytes) + bytes(max(0, call.request_bytes - _HEADER.size))
 
 
-def _exchange(addresses: list[str], games: list[list[bytes | int]]) -> float:
-    """Seconds to replay the games' calls, one channel per server per game like the referee.
-    ``games``: per game, alternating seat numbers and request payloads."""
+#: calls made at once: (seat, request payload) of each
+Step = tuple[tuple[int, bytes], ...]
+
+
+def steps(calls: list[Call]) -> list[Step]:
+    """A game's calls as the referee makes them: every seat's StartGame at once, then each
+    Act on its own, then every seat's EndGame at once (referee.match)."""
+    out: list[Step] = []
+    kinds: list[str] = []
+    for call in calls:
+        sent = (call.seat, _payload(call))
+        if call.method != "Act" and kinds and kinds[-1] == call.method:
+            out[-1] += (sent,)
+        else:
+            out.append((sent,))
+            kinds.append(call.method)
+    return out
+
+
+def _exchange(addresses: list[str], games: list[list[Step]]) -> float:
+    """Seconds to replay the games' calls (:func:`steps`), one channel per server per game
+    like the referee."""
     start = time.perf_counter()
     for game in games:
         channels = [grpc.insecure_channel(a) for a in addresses]
         try:
             echo = [c.unary_unary(BARE_METHOD, None, None) for c in channels]
-            for i in range(0, len(game), 2):
-                seat = game[i]
-                payload = game[i + 1]
-                assert isinstance(seat, int) and isinstance(payload, bytes)
-                echo[seat](payload, timeout=5.0)
+            for step in game:
+                if len(step) == 1:
+                    seat, payload = step[0]
+                    echo[seat](payload, timeout=5.0)
+                    continue
+                calls = [echo[seat].future(payload, timeout=5.0) for seat, payload in step]
+                for call in calls:
+                    call.result()
         finally:
             for c in channels:
                 c.close()
@@ -344,9 +367,7 @@ def main() -> None:
         first = _record_sizes(ruleset, bots, seeds)  # also a warm-up
         decisions_per_game = first.decisions
         calls = [c for game in first.games for c in game]
-        replay: list[list[bytes | int]] = [
-            [x for c in game for x in (c.seat, _payload(c))] for game in first.games
-        ]
+        replay = [steps(game) for game in first.games]
         servers = stack.enter_context(_bare_servers(PLAYERS))
         addresses = [address for address, _ in servers]
         server_pids = [pid for _, pid in servers]

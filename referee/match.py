@@ -401,12 +401,16 @@ class Match:
     # StartGame / EndGame ----------------------------------------------------------------------
 
     def _start_games(self, seats: list[_Seat]) -> None:
+        """StartGame to every seat at once, then each answer read in seat order, so faults
+        are recorded and told in the order they were when the calls went one by one. At once,
+        a game waits for its slowest bot's StartGame rather than for all of theirs in turn
+        (a bot that hangs until the deadline no longer delays the others' calls either)."""
         settings = bot_service_pb2.ClockSettings(
             move_limit_ms=self.clock.move_ms, bank_ms=self.clock.bank_ms
         )
+        calls: dict[int, grpc.Future] = {}  # type: ignore[type-arg]
         for i, s in enumerate(seats):
             if s.bot.down:
-                self._tell(self._fault(i, -1, 0, "start_game", "", f"no bot: {s.bot.down}"), None)
                 continue
             request = bot_service_pb2.StartGameRequest(
                 game_id=self.game_id,
@@ -416,8 +420,13 @@ class Match:
                 clock=settings,
             )
             self.family.fill_start_for_seat(request, self.ruleset, self.seed)
+            calls[i] = s.stub.StartGame.future(request, timeout=self.call_s)
+        for i, s in enumerate(seats):
+            if s.bot.down:
+                self._tell(self._fault(i, -1, 0, "start_game", "", f"no bot: {s.bot.down}"), None)
+                continue
             try:
-                started = s.stub.StartGame(request, timeout=self.call_s)
+                started = calls[i].result()
                 if started.play_stream and self.streams:
                     s.stream = PlayStream(s.channel, _PLAY_METHOD)  # type: ignore[arg-type]
             except grpc.RpcError as e:
@@ -428,10 +437,16 @@ class Match:
                     s.gone = True
 
     def _end_games(self, state: GameState, seats: list[_Seat], result: Outcome) -> None:
+        """Every seat's stream ended (all told first, then each waited for, so the bots end
+        theirs side by side), then EndGame to every seat at once, as StartGame."""
         family = self.family
         outcome_pb = family.outcome_to_pb(result)
         for s in seats:
+            if s.stream is not None:
+                s.stream.end(_STREAM_CLOSE_S)
+        for s in seats:
             s.drop_stream(_STREAM_CLOSE_S)
+        calls: dict[int, grpc.Future] = {}  # type: ignore[type-arg]
         for i, s in enumerate(seats):
             if s.gone:
                 continue
@@ -442,8 +457,10 @@ class Match:
                 view=family.view_to_pb(family.view(state, i)),
             )
             s.pending = []
+            calls[i] = s.stub.EndGame.future(request, timeout=self.call_s)
+        for i, call in calls.items():
             try:
-                s.stub.EndGame(request, timeout=self.call_s)
+                call.result()
             except grpc.RpcError as e:
                 code, details = _status(e)
                 name = code.name if code else ""

@@ -383,6 +383,67 @@ def test_start_game_failure_is_recorded_not_fatal() -> None:
     assert kinds(result, 0) == ["start_game"]
 
 
+def test_start_and_end_game_go_to_every_seat_at_once_and_faults_stay_in_seat_order() -> None:
+    """The referee calls every seat's StartGame before it waits for any (and EndGame alike),
+    so a game waits for its slowest bot there, not for all of theirs in turn: each slow bot's
+    call begins before any ends. The seats' StartGame and EndGame faults (the first bot's
+    fail late, the third's at once) are recorded in seat order all the same, as one call after
+    the other recorded them."""
+    pause_s = 1.0
+
+    class Slow(TestBot):
+        def __init__(self, fail: bool = False) -> None:
+            super().__init__()
+            self.fail = fail
+            self.spans: dict[str, tuple[float, float]] = {}
+
+        def _pause(self, what: str, context: grpc.ServicerContext) -> None:
+            began = time.monotonic()
+            time.sleep(pause_s)
+            self.spans[what] = (began, time.monotonic())
+            if self.fail:
+                context.abort(grpc.StatusCode.INTERNAL, f"late {what}")
+
+        def StartGame(
+            self, request: bot_service_pb2.StartGameRequest, context: grpc.ServicerContext
+        ) -> bot_service_pb2.StartGameResponse:
+            self._pause("start", context)
+            return super().StartGame(request, context)
+
+        def EndGame(
+            self, request: bot_service_pb2.EndGameRequest, context: grpc.ServicerContext
+        ) -> bot_service_pb2.EndGameResponse:
+            self._pause("end", context)
+            return super().EndGame(request, context)
+
+    class Fails(TestBot):
+        def StartGame(
+            self, request: bot_service_pb2.StartGameRequest, context: grpc.ServicerContext
+        ) -> bot_service_pb2.StartGameResponse:
+            context.abort(grpc.StatusCode.INTERNAL, "no start")
+
+        def EndGame(
+            self, request: bot_service_pb2.EndGameRequest, context: grpc.ServicerContext
+        ) -> bot_service_pb2.EndGameResponse:
+            context.abort(grpc.StatusCode.INTERNAL, "no end")
+
+    slow = [Slow(fail=True), Slow(), Slow()]
+    bots: list[TestBot] = [slow[0], slow[1], Fails(), slow[2]]
+    with serve_all(bots) as seats:
+        result = play_match(USA, seats, 5, FAST, call_s=10.0)
+    for what in ("start", "end"):
+        spans = [b.spans[what] for b in slow]
+        assert max(began for began, _ in spans) < min(ended for _, ended in spans), what
+    assert [len(b.ended) for b in slow] == [0, 1, 1]
+    edges = [(f.seat, f.kind, f.message) for f in result.faults if f.decision == -1]
+    assert edges == [
+        (0, "start_game", "late start"),
+        (2, "start_game", "no start"),
+        (0, "end_game", "late end"),
+        (2, "end_game", "no end"),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # what a seat receives depends only on what it may know
 
