@@ -135,8 +135,8 @@ def _record_sizes(ruleset: Ruleset, bots: list[SeatBot], seeds: range) -> Record
     last_answer: list[float] = []  #: when the last Act's answer came back (none yet per game)
 
     class SizedSeat(referee.match._Seat):
-        def __init__(self, bot: SeatBot) -> None:
-            super().__init__(bot)
+        def __init__(self, bot: SeatBot, kept: grpc.Channel | None = None) -> None:
+            super().__init__(bot, kept)
             assert self.channel is not None  # every bench seat has a running bot
             channel = grpc.intercept_channel(self.channel, _Sizer(seat_of[bot.address], log))
             self.stub = bot_service_pb2_grpc.BotServiceStub(channel)
