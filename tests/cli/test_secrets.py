@@ -198,6 +198,9 @@ class _SpyPool(BotPool):
     def take_lines(self, path: str, copy: int = 0) -> list[str]:
         return []
 
+    def channel(self, path: str, copy: int = 0) -> None:
+        return None  # each game opens its own to the in-process bots
+
     def trim(self, seated: Sequence[tuple[str, int]]) -> None:
         pass
 
