@@ -45,6 +45,7 @@ import grpc
 from leaderboard import schedule as schedule_mod
 from leaderboard.store import FaultRow, GameResult, SeatResult
 from referee.games.protocol import printable
+from referee.games.record import Fault
 from referee.games.registry import AnyRuleset, family_of, load
 from referee.hosting.config import LaunchError
 from referee.hosting.launcher import LaunchedBot
@@ -173,9 +174,9 @@ class BotPool:
     32-game night against 22, 280-299 games/min against 352).
 
     The referee's channel to each process is kept with it (:meth:`channel`, ``Match(channels=
-    ...)``) and closed when the process is stopped or replaced: a game on a new channel
-    connects first, which cost a warm worker's games 17 ms each of about 270 (bench/README.md,
-    "Issue 25, third pass")."""
+    ...)``) and closed when the process is stopped or replaced, or when a game lost its
+    connection (:meth:`drop_failed_channels`): a game on a new channel connects first, which
+    cost a game's four StartGame calls 3 ms (bench/README.md, "Issue 25, third pass")."""
 
     def __init__(self, startup_s: float, sandbox: SandboxConfig, idle_games: int = 0) -> None:
         self.startup_s = startup_s
@@ -280,6 +281,17 @@ class BotPool:
         channel = bot_channel(bot.address)
         self.channels[where] = (bot.address, channel)
         return channel
+
+    def drop_failed_channels(self, seated: Sequence[Key], faults: Sequence[Fault]) -> None:
+        """Close the kept channel of each seat (``seated``: folder and copy, by seat) whose
+        game lost its connection to the bot (a fault with the status UNAVAILABLE), so its
+        next game connects afresh: gRPC fails every call on a channel that is waiting to
+        reconnect, and backs off for up to two minutes, where a new channel connects at its
+        first call."""
+        for fault in faults:
+            if fault.rule == "UNAVAILABLE" and 0 <= fault.seat < len(seated):
+                path, copy = seated[fault.seat]
+                self._drop_channel((path, copy, self.seated.get((path, copy), 0)))
 
     def _drop_channel(self, where: Slot) -> None:
         kept = self.channels.pop(where, None)
@@ -455,6 +467,7 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
             stop=_parent_watch.stop_requested,
             channels=lambda seat: pool.channel(task.seats[seat].path),
         ).run()
+    pool.drop_failed_channels([(e.path, 0) for e in task.seats], result.faults)
     return GameResult(
         game_id=task.game.game_id,
         tournament_id=task.tournament_id,
@@ -524,6 +537,7 @@ def validate_bot(
             stop=_parent_watch.stop_requested,
             channels=lambda i: pool.channel(*paths[i]),
         ).run()
+    pool.drop_failed_channels(paths, result.faults)
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:
         return Validation(entrant, True, "", task.key, _str(logs[seat]))

@@ -11,6 +11,7 @@ import pytest
 
 from leaderboard.worker import BotPool
 from referee.games.board import load_ruleset
+from referee.games.record import Fault
 from referee.hosting.sandbox import SandboxConfig
 from referee.match import Match
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
@@ -110,5 +111,30 @@ def test_a_game_closes_only_the_channels_it_opened(
             Match(load_ruleset("usa"), seats, 5).run()
         assert len(opened) == 2
         assert [_closed(c) for c in opened] == [not kept, not kept]
+    finally:
+        pool.close()
+
+
+def test_a_seat_that_lost_its_connection_gets_a_new_channel_for_its_next_game() -> None:
+    """After a game in which a seat's calls failed UNAVAILABLE (the bot's process alive, its
+    connection not), the pool closes that seat's kept channel: gRPC fails every call on a
+    channel waiting to reconnect, for up to two minutes of back-off, so the next game would
+    lose the seat again where a new channel connects at once. Other faults keep the channel."""
+    pool = BotPool(20.0, UNSANDBOXED)
+    try:
+        _game(pool, 1)
+        kept = [pool.channel(RANDOM, i) for i in range(2)]
+        pool.drop_failed_channels(
+            [(RANDOM, 0), (RANDOM, 1)],
+            [
+                Fault(0, 3, 1, "rejected", "answer.unset", "no action"),
+                Fault(1, 7, 2, "disconnect", "UNAVAILABLE", "Socket closed"),
+            ],
+        )
+        assert not _closed(kept[0]) and _closed(kept[1])
+        _game(pool, 2)  # the same process, a new channel
+        assert pool.channel(RANDOM, 0) is kept[0]
+        fresh = pool.channel(RANDOM, 1)
+        assert fresh is not kept[1] and not _closed(fresh)
     finally:
         pool.close()
