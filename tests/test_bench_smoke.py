@@ -1,7 +1,8 @@
-"""The wire and tournament benchmarks still run, at their smallest: they drive the referee
-through its internals (a sizing seat, the bare exchange's steps), so a change there can break
-them without failing anything else (the channel change of issue 25's third pass did). Only
-that they run and report what they say is checked; their figures are for bench/README.md."""
+"""The wire benchmark still runs at its smallest, and the tournament benchmark still rebuilds
+a recorded game's calls: both reach into the referee (a sizing seat, the request builder, the
+bare exchange's steps), so a change there can break them without failing anything else (the
+channel change of issue 25's third pass did). Only that they run and report what they say is
+checked; their figures are for bench/README.md."""
 
 from __future__ import annotations
 
@@ -35,8 +36,18 @@ def test_the_wire_bench_plays_its_games_and_the_bare_exchange() -> None:
     assert bare["messages_per_s"] > 0
 
 
-def test_the_tournament_bench_plays_a_round_and_replays_it_bare() -> None:
-    figures = _bench("bench/tournament.py", "--rounds", "1", "--workers", "1")
-    assert figures["games"] == 4  # one round robin of four bots: four rotations
-    assert figures["bare_calls"] > 4 * 4 * 2  # Start+End, and Acts
-    assert figures["ratio_to_ideal"] > 0 and figures["tournament_cpu_s"] > 0
+def test_the_tournament_bench_rebuilds_a_recorded_games_calls() -> None:
+    """``bench/tournament.py`` rebuilds each stored game's calls from its record (the engine
+    replayed, each request rebuilt for its size) for the bare exchange; a whole night of it
+    takes 8 s, so a local game's record stands in for one here."""
+    from bench import tournament, wire
+    from sdk.local import RandomBot, play_game
+
+    record = play_game("usa", [RandomBot() for _ in range(4)], seed=3).data
+    engine_s, calls = tournament._replay(record)
+    decisions = len(record["actions"])
+    assert engine_s > 0 and len(calls) == decisions + 2 * 4
+    assert [c.method for c in calls[:4] + calls[-4:]] == ["StartGame"] * 4 + ["EndGame"] * 4
+    assert all(c.request_bytes > 0 for c in calls)
+    steps = wire.steps(calls)  # every seat's StartGame at once, each Act alone, EndGame at once
+    assert len(steps) == decisions + 2 and len(steps[0]) == len(steps[-1]) == 4
