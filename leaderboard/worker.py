@@ -45,12 +45,19 @@ import grpc
 from leaderboard import schedule as schedule_mod
 from leaderboard.store import FaultRow, GameResult, SeatResult
 from referee.games.protocol import printable
-from referee.games.record import Fault
 from referee.games.registry import AnyRuleset, family_of, load
 from referee.hosting.config import LaunchError
 from referee.hosting.launcher import LaunchedBot
 from referee.hosting.sandbox import SandboxConfig
-from referee.match import Clock, GameStopped, Match, MatchResult, SeatBot, bot_channel
+from referee.match import (
+    Clock,
+    Fault,
+    GameStopped,
+    Match,
+    MatchResult,
+    SeatBot,
+    bot_channel,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the opponents of a validation game: copies of the random sample bot (fast and never faulty)
@@ -455,19 +462,9 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
     started = time.time()
     # No game_id: Match draws a random one for the wire. The slot id stays the store's key
     # and the record's name; sent to bots, it would tell them where they are in the schedule.
-    with _parent_watch.game():
-        result = Match(
-            ruleset,
-            seats,
-            task.game.seed,
-            Clock(settings.move_ms, settings.bank_ms),
-            record_path=record,
-            diagnose=lambda seat: pool.death(task.seats[seat].path),
-            lines=lambda seat: pool.take_lines(task.seats[seat].path),
-            stop=_parent_watch.stop_requested,
-            channels=lambda seat: pool.channel(task.seats[seat].path),
-        ).run()
-    pool.drop_failed_channels([(e.path, 0) for e in task.seats], result.faults)
+    result = _play_pooled(
+        pool, [(e.path, 0) for e in task.seats], ruleset, seats, task.game.seed, settings, record
+    )
     return GameResult(
         game_id=task.game.game_id,
         tournament_id=task.tournament_id,
@@ -486,6 +483,35 @@ def play_game(task: Play, settings: Settings, ruleset: AnyRuleset, pool: BotPool
             FaultRow(f.seat, f.decision, f.turn, f.kind, f.rule, f.message) for f in result.faults
         ),
     )
+
+
+def _play_pooled(
+    pool: BotPool,
+    paths: Sequence[Key],
+    ruleset: AnyRuleset,
+    seats: Sequence[SeatBot],
+    seed: int,
+    settings: Settings,
+    record: Path | None = None,
+) -> MatchResult:
+    """One game between bots of ``pool`` (``paths``: each seat's folder and copy), as every
+    game of a worker is played: the pool says why a seat's bot is down, hands over what it
+    wrote and keeps its channel; the game stops early when the worker must
+    (:class:`_ParentWatch`); a seat that lost its connection gets a new channel next time."""
+    with _parent_watch.game():
+        result = Match(
+            ruleset,
+            seats,
+            seed,
+            Clock(settings.move_ms, settings.bank_ms),
+            record_path=record,
+            diagnose=lambda i: pool.death(*paths[i]),
+            lines=lambda i: pool.take_lines(*paths[i]),
+            stop=_parent_watch.stop_requested,
+            channels=lambda i: pool.channel(*paths[i]),
+        ).run()
+    pool.drop_failed_channels(paths, result.faults)
+    return result
 
 
 def validate_bot(
@@ -526,18 +552,7 @@ def validate_bot(
     logs = _game_logs(settings, log_name, seats)
     for (path, copy), log in zip(paths, logs, strict=True):
         pool.log_to(path, copy, log)
-    with _parent_watch.game():
-        result = Match(
-            ruleset,
-            seats,
-            task.seed,
-            Clock(settings.move_ms, settings.bank_ms),
-            diagnose=lambda i: pool.death(*paths[i]),
-            lines=lambda i: pool.take_lines(*paths[i]),
-            stop=_parent_watch.stop_requested,
-            channels=lambda i: pool.channel(*paths[i]),
-        ).run()
-    pool.drop_failed_channels(paths, result.faults)
+    result = _play_pooled(pool, paths, ruleset, seats, task.seed, settings)
     faults = [f for f in result.faults if f.seat == seat]
     if not faults and result.defaults[seat] == 0:
         return Validation(entrant, True, "", task.key, _str(logs[seat]))
