@@ -42,7 +42,7 @@ from referee.games.board import load_ruleset
 from referee.games.protocol import ECHO_LINE_CHARS, RECORD_LINES_CHARS
 from referee.hosting.launcher import LaunchedBot, launch
 from referee.hosting.sandbox import Limits, SandboxConfig, unavailable_reason
-from referee.match import Clock, MatchResult, SeatBot, play_match
+from referee.match import Clock, Match, MatchResult, SeatBot, play_match
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ROOT / "tests" / "hostile_bots"
@@ -552,6 +552,41 @@ def test_a_flooded_play_stream_is_read_one_answer_per_request(arena: Arena) -> N
     mine = {f.rule for f in played.result.faults if f.seat == played.seat}
     assert mine and mine <= {"answer.request_id", "DEADLINE_EXCEEDED"}, mine
     assert _rss_kb() - before < 64 * 1024  # not the flood's size: one answer at a time
+
+
+def test_a_flooding_bot_on_a_kept_channel_costs_only_its_seat_game_after_game(
+    arena: Arena,
+) -> None:
+    """A worker keeps its channel to a bot process from one game to the next (BotPool): a
+    jailed bot that floods its Play stream in one game leaves nothing on that channel that
+    costs the next game more than its own seat's decisions. It starts the next game on the
+    same channel, floods again, and its opponent plays both games without a fault."""
+    from leaderboard.worker import BotPool
+
+    folder, marker = arena.hostile("stream_abuse", {"mode": "flood"})
+    hostile, opponent = str(folder), str(arena.opponent(0))
+    paths = [(hostile, 0), (opponent, 0)]
+    pool = BotPool(STARTUP_S, SandboxConfig(limits=LIMITS))
+    kept = []
+    try:
+        for seed in (1, 2):
+            seats = [pool.seat(hostile, "hostile", "1"), pool.seat(opponent, "random", "1")]
+            result = Match(
+                NEW_YORK, seats, seed, CLOCK, channels=lambda i: pool.channel(*paths[i])
+            ).run()
+            pool.drop_failed_channels(paths, result.faults)
+            kept.append(pool.channel(hostile))
+            assert result.final.is_over
+            assert [f for f in result.faults if f.seat == 1] == [], result.faults
+            mine = {(f.kind, f.rule) for f in result.faults if f.seat == 0}
+            assert mine and mine <= {
+                ("rejected", "answer.request_id"),
+                ("timeout", "DEADLINE_EXCEEDED"),
+            }
+        assert kept[0] is kept[1]  # one process, one channel, both games
+    finally:
+        pool.close()
+    assert gone(marker) == {}
 
 
 def test_other_bots_addresses_cannot_be_found_bound_or_called(arena: Arena) -> None:
