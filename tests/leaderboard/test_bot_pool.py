@@ -12,6 +12,7 @@ import pytest
 from leaderboard.worker import BotPool
 from referee.games.board import load_ruleset
 from referee.games.record import Fault
+from referee.games.registry import load
 from referee.hosting.sandbox import SandboxConfig
 from referee.match import Match
 from ttr.v1 import bot_service_pb2, bot_service_pb2_grpc
@@ -85,9 +86,10 @@ def test_a_process_keeps_its_channel_across_games_until_it_is_stopped_or_replace
     assert _closed(first[0]) and not pool.channels
 
 
+@pytest.mark.parametrize("variant", ["usa", "cardgame"])
 @pytest.mark.parametrize("kept", [False, True])
 def test_a_game_closes_only_the_channels_it_opened(
-    kept: bool, monkeypatch: pytest.MonkeyPatch
+    kept: bool, variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pool = BotPool(20.0, UNSANDBOXED)
     try:
@@ -95,7 +97,7 @@ def test_a_game_closes_only_the_channels_it_opened(
         opened: list[grpc.Channel | None] = []
         if kept:
             channels = [pool.channel(RANDOM, i) for i in range(2)]
-            Match(load_ruleset("usa"), seats, 5, channels=lambda i: channels[i]).run()
+            Match(load(variant), seats, 5, channels=lambda i: channels[i]).run()
             opened = list(channels)
         else:
             import referee.match as match_module
@@ -108,7 +110,7 @@ def test_a_game_closes_only_the_channels_it_opened(
                 return channel
 
             monkeypatch.setattr(match_module, "bot_channel", spy)
-            Match(load_ruleset("usa"), seats, 5).run()
+            Match(load(variant), seats, 5).run()
         assert len(opened) == 2
         assert [_closed(c) for c in opened] == [not kept, not kept]
     finally:
