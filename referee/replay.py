@@ -13,6 +13,9 @@ values, so a reader goes straight to it. docs/records.md describes every field.
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,12 @@ from typing import Any
 
 from referee.games.board import IllegalActionError, MalformedActionError, RulesetError
 from referee.games.common.events import FaceUpDealt
+from referee.games.protocol import (
+    ECHO_LINE_CHARS,
+    MAX_FAULTS_PER_DECISION,
+    MAX_RULE_CHARS,
+    bounded,
+)
 from referee.games.record import RECORD_FORMAT, action_from_json, outcome_to_json, to_json
 from referee.games.registry import AnyFamily, AnyRuleset, family_of, load
 
@@ -47,7 +56,9 @@ class Difference:
             where.append(f"decision {self.decision}{seat}")
         else:
             where.append("setup" if self.what == "setup events" else self.what)
-        field = f": {self.field}" if self.field and self.field != where[-1] else ""
+        # a path names the record's own keys: escaped, as anything read from a record
+        shown = bounded(self.field, ECHO_LINE_CHARS)
+        field = f": {shown}" if shown and shown != where[-1] else ""
         return (
             f"{', '.join(where)}{field}: record {_short(self.expected)}, "
             f"replay {_short(self.found)}"
@@ -91,27 +102,181 @@ def first_difference(recorded: Any, replayed: Any, path: str) -> tuple[str, Any,
     return path, recorded, replayed
 
 
-def load_record(path: str | Path) -> dict[str, Any]:
+#: The largest file read as a record. The largest the referee writes are about 110 KB (a
+#: five-seat Mega Game between random bots, 400 decisions; 83 KB with four seats), and a game
+#: of 1,000 decisions whose bots fault three times at each and fill all the output a record
+#: keeps, every character one JSON writes widest (12 bytes), would make about 14 MB. Past
+#: four times that a file is no game's: the bound only keeps a crafted one from costing the
+#: reader its memory.
+MAX_RECORD_BYTES = 64 << 20
+
+#: Every integer in a record fits in a signed 64-bit one (seeds have 63 bits, the store's
+#: INTEGER is 64); a longer one is refused as it is parsed, before it can become a 100,000-digit
+#: seed or an ``int()`` overflow in a tool.
+_INT_RANGE = range(-(2**63), 2**63)
+
+#: The clock's fields are ``uint32`` on the wire (``ttr replay ask`` sends them again).
+_CLOCK_RANGE = range(2**32)
+
+
+def _read(path: str | Path) -> bytes:
+    """The bytes of the regular file at ``path``, at most :data:`MAX_RECORD_BYTES` of them.
+    Opened without blocking, so a FIFO cannot hold the open until a writer comes, and
+    checked by ``fstat`` before a byte is read: a FIFO, a device or a directory never gets to
+    ``read``, and neither does a file over the bound."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
         raise RecordError(f"{path}: cannot read it: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = _kind(st.st_mode)
+            raise RecordError(f"{path}: not a game record ({kind}, not a regular file)")
+        if st.st_size > MAX_RECORD_BYTES:
+            raise RecordError(_too_large(path, st.st_size))
+        try:
+            raw = f.read(MAX_RECORD_BYTES + 1)  # one more: a file that grew is still caught
+        except OSError as e:
+            raise RecordError(f"{path}: cannot read it: {e.strerror or e}") from None
+    if len(raw) > MAX_RECORD_BYTES:
+        raise RecordError(_too_large(path, len(raw)))
+    return raw
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _too_large(path: str | Path, size: int) -> str:
+    return (
+        f"{path}: not a game record ({size:,} bytes, over the {MAX_RECORD_BYTES >> 20} MiB a "
+        "record may hold)"
+    )
+
+
+class _OutOfRange:
+    """A number that no record holds, as the parser met it: the record is refused, naming it
+    (and the key it is under, where that is a top-level one such as ``seed``)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        if len(self.text) <= 24:
+            return self.text
+        digits = sum(c.isdigit() for c in self.text)
+        return f"a number of {digits:,} digits"
+
+
+def _parse(text: str) -> tuple[Any, list[_OutOfRange]]:
+    """``text`` as JSON, with every number range-checked as it is parsed: an integer out of
+    :data:`_INT_RANGE` (never converted when it is longer than any in range), a float that
+    overflows (``1e999``) and ``NaN``/``Infinity`` come back as :class:`_OutOfRange`, listed."""
+    found: list[_OutOfRange] = []
+
+    def out(text: str) -> _OutOfRange:
+        found.append(_OutOfRange(text))
+        return found[-1]
+
+    def integer(text: str) -> int | _OutOfRange:
+        if len(text) > 20:  # 19 digits and a sign: past that, out of range unread
+            return out(text)
+        value = int(text)
+        return value if value in _INT_RANGE else out(text)
+
+    def real(text: str) -> float | _OutOfRange:
+        value = float(text)
+        return value if math.isfinite(value) else out(text)
+
+    data = json.loads(text, parse_int=integer, parse_float=real, parse_constant=out)
+    return data, found
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def load_record(path: str | Path) -> dict[str, Any]:
+    """The record in the file at ``path``, or :class:`RecordError` with one line naming why
+    it is none.
+
+    A record is a file anyone may hand over, and every replay tool (and the league's replay
+    pages) reads it here, so here it is read as untrusted: a regular file of at most
+    :data:`MAX_RECORD_BYTES` (:func:`_read`), every number in range, and the top-level fields
+    the tools read checked for type and range before any of them is used. The strings are
+    checked for type only: the tools escape and bound each where they show it."""
+    raw = _read(path)
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{path}: not a game record (not UTF-8 text)") from None
     try:
-        data = json.loads(text)
+        data, out_of_range = _parse(text)
     except json.JSONDecodeError as e:
         raise RecordError(f"{path}: not a game record (invalid JSON: {e})") from None
     except RecursionError:
         raise RecordError(f"{path}: not a game record (JSON nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
         raise RecordError(f"{path}: not a game record (format is not {RECORD_FORMAT!r})")
+    if out_of_range:
+        bad = out_of_range[0]
+        key = next((k for k, v in data.items() if v is bad), None)
+        where = f"`{bounded(key, MAX_RULE_CHARS)}` is" if key is not None else "it holds"
+        raise RecordError(
+            f"{path}: not a game record ({where} {bad}, out of range: a record's numbers are "
+            "finite and fit in 64 bits)"
+        )
     for key in ("ruleset", "seed", "num_seats", "actions", "outcome"):
         if key not in data:
             raise RecordError(f"{path}: not a game record (key `{key}` is missing)")
-    if not isinstance(data["actions"], list):
-        raise RecordError(f"{path}: not a game record (`actions` is not a list)")
+    problem = _problem(data)
+    if problem is not None:
+        raise RecordError(f"{path}: not a game record ({problem})")
     return data
+
+
+def _problem(data: dict[str, Any]) -> str | None:
+    """What makes ``data`` no record the tools can read, at the top level: the types every
+    tool relies on, and the counts the referee never exceeds."""
+    ruleset = data["ruleset"]
+    if not isinstance(ruleset, str) or not 0 < len(ruleset) <= MAX_RULE_CHARS:
+        return "`ruleset` is not a variant's name@version"
+    if not _is_int(data["seed"]):
+        return "`seed` is not an integer"
+    seats = data["num_seats"]
+    if not _is_int(seats) or seats < 1:
+        return "`num_seats` is not a number of seats"
+    if not isinstance(data["actions"], list):
+        return "`actions` is not a list"
+    for key in ("seats", "faults", "end_lines", "initial_events"):
+        if data.get(key) is not None and not isinstance(data[key], list):
+            return f"`{key}` is not a list"
+    if "game_id" in data and not isinstance(data["game_id"], str):
+        return "`game_id` is not a string"
+    clock = data.get("clock")
+    if clock is not None:
+        if not isinstance(clock, dict):
+            return "`clock` is not an object"
+        for key in ("move_ms", "bank_ms"):
+            value = clock.get(key)
+            if value is not None and not (_is_int(value) and value in _CLOCK_RANGE):
+                return f"`clock.{key}` is not a number of milliseconds (0 to {2**32 - 1})"
+    # the referee records at most so many faults in a decision, and one a seat at StartGame
+    # and at EndGame: more is no game's, and would only fill a page
+    most = MAX_FAULTS_PER_DECISION * len(data["actions"]) + 2 * seats
+    faults = len(data.get("faults") or ())
+    if faults > most:
+        return f"{faults:,} faults, over the {most:,} a game of its length can have"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,14 +513,18 @@ def find_decision(data: dict[str, Any], seat: int, turn: int | str, nth: int = 1
         mine = [e for e in here if e.get("seat") == seat]
         where = f"turn {turn}"
         if not mine:
-            own = sorted({e["turn"] for e in played if e.get("seat") == seat})
+            own = sorted(
+                {t for e in played if e.get("seat") == seat and isinstance(t := e.get("turn"), int)}
+            )
+            other = _short(here[0].get("seat", MISSING), MAX_RULE_CHARS)
             raise NoSuchDecision(
-                f"--turn {turn}: that is seat {here[0].get('seat')}'s turn; seat {seat}'s turns "
+                f"--turn {turn}: that is seat {other}'s turn; seat {seat}'s turns "
                 f"are {_turn_list(own) or 'none'} (or setup)"
             )
     if not 1 <= nth <= len(mine):
         which = ", ".join(
-            f"{i + 1}: {str(e.get('phase', '?')).replace('_', ' ')}" for i, e in enumerate(mine)
+            f"{i + 1}: {bounded(str(e.get('phase', '?')), MAX_RULE_CHARS).replace('_', ' ')}"
+            for i, e in enumerate(mine)
         )
         raise NoSuchDecision(
             f"--nth {nth}: seat {seat} has {len(mine)} decision(s) in {where} ({which})"

@@ -310,7 +310,14 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
         load_record,
         start,
     )
-    from ttr_arena.pages.show import ShowError, default_line, output_lines, seat_names
+    from ttr_arena.pages.show import (
+        BotLines,
+        ShowError,
+        default_line,
+        output_lines,
+        seat_names,
+        shown,
+    )
 
     try:
         data = load_record(args.record)
@@ -333,12 +340,13 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
     names, _ = seat_names(data, game.start.num_seats)
     describe = family.describer(game.ruleset, names)
     phase = state.phase.name.lower().replace("_", " ")
+    # the game id is the record's, in the request id too: escaped, as every string from a record
     print(
-        f"{game.ruleset.ident}, game {data.get('game_id', '?')}: decision {decision}, "
+        f"{game.ruleset.ident}, game {shown(data.get('game_id', '?'))}: decision {decision}, "
         f"turn {state.turn} ({phase}), seat {names[seat]}"
     )
     print(
-        f"request {asked.request.request_id}: {len(asked.legal)} legal action(s), "
+        f"request {shown(asked.request.request_id)}: {len(asked.legal)} legal action(s), "
         f"{len(asked.request.events)} event(s) since the seat's previous request"
     )
     for line in describe.view_lines(family.view(state, seat)):
@@ -385,7 +393,7 @@ def cmd_replay_ask(args: argparse.Namespace) -> int:
     )
     if recorded.get("lines"):
         print("it wrote in the game:")
-        print("\n".join(output_lines(recorded["lines"], "> ")))
+        print("\n".join(output_lines(BotLines().take(seat, recorded["lines"]), "> ")))
     same = verdict.accepted and verdict.action == asked.step.action
     print("same as recorded" if same else "differs from the record")
     return 0 if verdict.accepted else 1

@@ -28,7 +28,13 @@ from typing import Any
 
 from referee.games.common.describe import Describer, row
 from referee.games.common.events import FaceUpDealt
-from referee.games.protocol import printable
+from referee.games.protocol import (
+    ECHO_LINE_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_RULE_CHARS,
+    RECORD_LINES_CHARS,
+    bounded,
+)
 from referee.games.registry import AnyFamily, AnyRuleset
 from referee.match import fault_words
 from referee.replay import Diverged, Game, Step, load_record, replay, start, verify
@@ -42,17 +48,20 @@ class ShowError(Exception):
 def fault_line(fault: dict[str, Any], who: str) -> str:
     """A recorded fault, as ``ttr play`` printed it live (:func:`referee.match.fault_words`):
     for a rejection, the rule and message the bot was sent with the next request
-    (``Rejection``); for the others, the status and what the referee saw."""
+    (``Rejection``); for the others, the status and what the referee saw. Bounded and escaped
+    as the referee wrote them (a record is a file anyone may have edited)."""
     words = fault_words(
-        str(fault.get("kind", "")), str(fault.get("rule", "")), str(fault.get("message", ""))
+        bounded(str(fault.get("kind", "")), MAX_RULE_CHARS),
+        bounded(str(fault.get("rule", "")), MAX_RULE_CHARS),
+        bounded(str(fault.get("message", "")), MAX_MESSAGE_CHARS),
     )
     return f"!! {who}: {words}"
 
 
 def default_line(default: str, who: str) -> str:
     """A decision the referee ended with its safe default move, and why (the record's
-    ``default``: ``faults``, ``timeout``, ...)."""
-    return f"!! {who}: the safe default move is played ({default})"
+    ``default``: ``faults``, ``timeout``, ...), escaped: it may come from an edited record."""
+    return f"!! {who}: the safe default move is played ({bounded(default, MAX_RULE_CHARS)})"
 
 
 def seat_names(data: dict[str, Any], seats: int) -> tuple[list[str], list[str]]:
@@ -62,12 +71,54 @@ def seat_names(data: dict[str, Any], seats: int) -> tuple[list[str], list[str]]:
     recorded = data.get("seats")
     for i in range(seats):
         entry = recorded[i] if isinstance(recorded, list) and i < len(recorded) else None
-        # A record is a file anyone may hand over: its names are escaped before they print.
-        name = printable(str(entry.get("name", ""))) if isinstance(entry, dict) else ""
-        version = printable(str(entry.get("version", ""))) if isinstance(entry, dict) else ""
+        # A record is a file anyone may hand over: its names are escaped before they print, and
+        # no longer than the longest line the referee shows (they are in every event's line).
+        name = shown(entry.get("name", "")) if isinstance(entry, dict) else ""
+        version = shown(entry.get("version", "")) if isinstance(entry, dict) else ""
         short.append(f"{i}:{name}" if name else f"seat {i}")
         full.append(f"{i}:{f'{name} {version}'.strip()}" if name else f"seat {i}")
     return short, full
+
+
+def shown(value: Any) -> str:
+    """A string from a record as a terminal or a page may show it: non-printable characters
+    escaped (an escape sequence, a C1 control, a right-to-left override), at most
+    :data:`ECHO_LINE_CHARS` characters, the longest line the referee itself shows."""
+    return bounded(str(value), ECHO_LINE_CHARS)
+
+
+class BotLines:
+    """What a record says each seat's bot wrote, bounded on the way out as the referee bounds
+    it on the way in (:meth:`referee.hosting.launcher.BotLog.take_lines`): each line
+    :data:`ECHO_LINE_CHARS` characters, escaped, and at most :data:`RECORD_LINES_CHARS` of a
+    seat's over the game, then the referee's own note of the cut. A record the referee wrote
+    is shown whole; an edited one cannot print a 20 MB line or fill a page with lines."""
+
+    #: what the referee writes at the most for one seat: its lines and the note of the cut
+    MOST = RECORD_LINES_CHARS + ECHO_LINE_CHARS
+
+    def __init__(self) -> None:
+        self._used: dict[int, int] = {}
+
+    def take(self, seat: int, lines: Any) -> list[str]:
+        """Seat ``seat``'s next ``lines`` (one decision's, or its ``end_lines``), bounded."""
+        if not isinstance(lines, list):
+            return []
+        used = self._used.get(seat, 0)
+        out: list[str] = []
+        for line in lines:
+            if used > self.MOST:
+                break
+            text = shown(line)
+            used += len(text)
+            out.append(
+                text
+                if used <= self.MOST
+                else f"[ttr: the record holds more of this bot's output than the referee keeps "
+                f"({RECORD_LINES_CHARS:,} characters a game); the rest is not shown]"
+            )
+        self._used[seat] = used
+        return out
 
 
 def _int(value: Any) -> int | None:
@@ -110,6 +161,7 @@ def _lines(
     seats = game.start.num_seats
     names, table_names = seat_names(data, seats)
     describe = family.describer(ruleset, names)
+    said = BotLines()
     faults: dict[int, list[dict[str, Any]]] = {}
     for f in data.get("faults") or []:
         if isinstance(f, dict) and (seat is None or f.get("seat") == seat):
@@ -127,7 +179,7 @@ def _lines(
     clock = data.get("clock") if isinstance(data.get("clock"), dict) else {}
     yield (
         f"{ruleset.ident}, {ruleset.title}: {seats} seats, seed {data['seed']}, "
-        f"game {data.get('game_id', '?')}"
+        f"game {shown(data.get('game_id', '?'))}"
         + (f", {clock.get('move_ms')} ms a move + {clock.get('bank_ms')} ms bank" if clock else "")
     )
     for i, name in enumerate(table_names):
@@ -167,7 +219,7 @@ def _lines(
             elif shown_turn != turn:
                 shown_turn = turn
                 yield f"turn {turn}  row: {row(public.face_up)} | {describe.standing(public)}"
-            yield from _decision(step, family, describe, seat, faults.get(step.number, []))
+            yield from _decision(step, family, describe, seat, faults.get(step.number, []), said)
             yield from (f"  {describe.event(e)}" for e in project(state.events))
     except Diverged as e:
         raise ShowError(f"{path}: cannot replay it past {e.difference}") from None
@@ -188,7 +240,7 @@ def _lines(
         for i, lines in enumerate(end_lines):
             if lines and (seat is None or i == seat):
                 yield f"after its last decision, {describe.seat(i)} wrote:"
-                yield from output_lines(lines, f"{describe.seat(i)} > ")
+                yield from output_lines(said.take(i, lines), f"{describe.seat(i)} > ")
 
 
 def _decision(
@@ -197,6 +249,7 @@ def _decision(
     describe: Describer,
     seat: int | None,
     faults: list[dict[str, Any]],
+    said: BotLines,
 ) -> Iterator[str]:
     """What comes before a decision's events: in one seat's eyes, its view when it is the one
     to decide; its faults, and the default move played for it."""
@@ -221,13 +274,14 @@ def _decision(
     if default and (seat is None or actor == seat):
         yield f"  {default_line(str(default), name)}"
     if seat is None or actor == seat:
-        yield from output_lines(step.entry.get("lines"), f"{name} > ")
+        yield from output_lines(said.take(actor, step.entry.get("lines")), f"{name} > ")
 
 
 def output_lines(lines: Any, prefix: str) -> Iterator[str]:
     """What a bot wrote for one decision (the record's ``lines``, bounded and escaped by the
-    referee), indented, each after ``prefix``. Escaped again here: a record is a file anyone
-    may have edited, and what reaches a terminal must not move its cursor."""
+    referee; :class:`BotLines` bounds a seat's over the game), indented, each after ``prefix``.
+    Bounded and escaped again here: a record is a file anyone may have edited, and what
+    reaches a terminal must not move its cursor."""
     if isinstance(lines, list):
         for line in lines:
-            yield f"  {prefix}{printable(str(line))}"
+            yield f"  {prefix}{shown(line)}"

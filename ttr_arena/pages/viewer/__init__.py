@@ -34,7 +34,6 @@ from referee.games.board import events as board_events
 from referee.games.board.ruleset import GameMap
 from referee.games.card import CardRuleset
 from referee.games.common.cards import CARD_NAMES
-from referee.games.protocol import printable
 from referee.games.registry import AnyFamily
 from referee.replay import Diverged, load_record, replay, start, verify
 from ttr_arena.pages import show
@@ -368,7 +367,7 @@ def build_film(
         "family": family.name,
         "variant": ruleset.ident,
         "title": ruleset.title,
-        "game_id": str(data.get("game_id", "")),
+        "game_id": show.shown(data.get("game_id", "")),
         "num_seats": seats,
         "names": names,
         "seat_colours": list(SEAT_COLOURS[:seats]),
@@ -457,15 +456,19 @@ def _output(
     """What each bot wrote, at the step of the decision it was answering (the record's
     ``lines``; ``end_lines`` at the last step), as ``{"step", "seat", "lines"}``; with
     ``only``, those seats' alone: a seat's file never holds another bot's output. The page
-    sets each line with ``textContent``, and :func:`~referee.games.protocol.printable` escapes
-    again what a hand-edited record might hold."""
+    sets each line with ``textContent``, and :class:`~ttr_arena.pages.show.BotLines` escapes
+    and bounds again what a hand-edited record might hold (a 20 MB line would make a page no
+    browser loads)."""
     out: list[dict[str, Json]] = []
+    said = show.BotLines()
 
     def add(step: int, who: Any, lines: Any) -> None:
         if not isinstance(who, int) or not isinstance(lines, list) or not lines:
             return
         if only is None or who in only:
-            out.append({"step": step, "seat": who, "lines": [printable(str(x)) for x in lines]})
+            kept = said.take(who, lines)
+            if kept:
+                out.append({"step": step, "seat": who, "lines": kept})
 
     for number, entry in enumerate(data["actions"]):
         if isinstance(entry, dict):
