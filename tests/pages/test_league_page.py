@@ -20,9 +20,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from http.client import HTTPMessage
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from leaderboard.store import Store, StoreError
 from leaderboard.table import leaderboard, text_rows
 from ttr_arena.cli import main
 from ttr_arena.pages.league.data import league_json
-from ttr_arena.pages.league.server import LeagueSite, make_server, url_of
+from ttr_arena.pages.league.server import LeagueSite, running
 from ttr_arena.pages.league.static import MARKER
 from ttr_arena.pages.viewer import render_html
 
@@ -84,25 +83,13 @@ def _fingerprint(path: Path) -> tuple[str, int]:
     return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
 
 
-@contextmanager
-def _serving(site: LeagueSite) -> Iterator[str]:
-    """``site`` served on a free port, in a thread; its base URL."""
-    server = make_server(site, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        yield url_of(server)
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def served(league: Path) -> Iterator[str]:
-    with _serving(LeagueSite(league)) as base:
+    with running(LeagueSite(league)) as base:
         yield base
 
 
-def _get(base: str, target: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+def _get(base: str, target: str, method: str = "GET") -> tuple[int, HTTPMessage, bytes]:
     """One raw request: ``target`` goes on the request line exactly as given (no client-side
     clean-up of ``..`` as a browser would do)."""
     host, port = base.removeprefix("http://").rstrip("/").rsplit(":", 1)
@@ -111,7 +98,7 @@ def _get(base: str, target: str, method: str = "GET") -> tuple[int, dict[str, st
         conn.putrequest(method, target, skip_host=False, skip_accept_encoding=True)
         conn.endheaders()
         response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
+        return response.status, response.headers, response.read()
     finally:
         conn.close()
 
@@ -284,6 +271,24 @@ def test_only_get_and_head(served: str) -> None:
         assert status == 405 and headers["Allow"] == "GET, HEAD"
 
 
+def test_a_request_that_fails_is_a_500_and_one_line_never_a_traceback(
+    league: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = LeagueSite(league)
+
+    def fail() -> bytes:
+        raise RuntimeError("the disk is on fire")
+
+    monkeypatch.setattr(site, "page", fail)
+    capsys.readouterr()
+    with running(site) as base:
+        status, _, body = _get(base, "/")
+        assert (status, body) == (500, b"500 this request failed\n")
+        assert _get(base, "/api/league.json")[0] == 200  # the next request is served
+    err = capsys.readouterr().err
+    assert err == "ttr: request from 127.0.0.1 failed: RuntimeError('the disk is on fire')\n"
+
+
 def test_a_store_path_out_of_the_records_folder_is_not_served(league: Path, tmp_path: Path) -> None:
     """The store names the files; still, only files inside the tournament's records folder
     are read, so a store pointing at /etc/passwd, or a link out of the folder, serves
@@ -304,7 +309,7 @@ def test_a_store_path_out_of_the_records_folder_is_not_served(league: Path, tmp_
     links = {g["id"]: g["replay"] for g in data["recent"]}
     assert links["t1-r1-c0-s0"] is None and links["t1-r1-c0-s1"] is None
     assert links["t1-r1-c1-s0"] == "games/t1-r1-c1-s0.html"
-    with _serving(site) as base:
+    with running(site) as base:
         for target in (
             "/games/t1-r1-c0-s0.html",
             "/games/t1-r1-c0-s1.html",

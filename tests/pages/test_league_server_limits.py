@@ -3,7 +3,10 @@ descriptor limit of a small account (256), 300 idle connections neither exhaust 
 descriptors nor make it spin on ``accept``; a connection left idle or sending its headers
 slowly is closed; the page answers again as soon as the flood stops. And however its clients
 behave, Ctrl-C or SIGTERM stops it at once, even when it was started with SIGINT ignored, as a
-background job of a script or CI is (issue 21: "did not stop within 10 s of Ctrl-C")."""
+background job of a script or CI is (issue 21: "did not stop within 10 s of Ctrl-C").
+
+One client's share of the connections, and the other limits, are
+tests/pages/test_league_server_idle.py's (issue 34)."""
 
 from __future__ import annotations
 
@@ -23,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from leaderboard.store import Store, TournamentSpec
-from ttr_arena.pages.league import server as server_mod
-from ttr_arena.pages.league.server import MAX_CONNECTIONS, LeagueSite, make_server
+from ttr_arena.pages.league.server import LeagueSite, running
+from ttr_arena.pages.web.limits import ConnectionLimits
 
 FLOOD = 300
 TTR = [sys.executable, "-m", "ttr_arena.cli"]
@@ -79,7 +82,7 @@ def test_an_idle_flood_neither_exhausts_nor_spins_the_server(db: Path) -> None:
             time.sleep(1.0)
             assert _cpu_s(proc.pid) - before < 0.5  # not spinning on accept
             descriptors = len(list(Path(f"/proc/{proc.pid}/fd").iterdir()))
-            assert descriptors < MAX_CONNECTIONS + 40
+            assert descriptors < ConnectionLimits().total + 40
         finally:
             for s in idle:
                 s.close()
@@ -95,28 +98,22 @@ def test_an_idle_flood_neither_exhausts_nor_spins_the_server(db: Path) -> None:
         assert proc.poll() is None
 
 
-def test_an_idle_or_slow_connection_is_closed(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(server_mod._Handler, "timeout", 0.5)  # the real path, a shorter wait
-    server = make_server(LeagueSite(db), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        host, port = server.server_address[:2]
+def test_an_idle_or_slow_connection_is_closed(db: Path) -> None:
+    limits = ConnectionLimits(header_timeout_s=0.5)  # the real path, a shorter wait
+    with running(LeagueSite(db), "127.0.0.1", limits) as base:
+        host, port = base.removeprefix("http://").rstrip("/").split(":")
         for first in (b"", b"GET / HTTP/1.1\r\nHost: x\r\n"):  # idle; headers never finished
-            with socket.create_connection((str(host), int(port)), timeout=10) as s:
+            with socket.create_connection((host, int(port)), timeout=10) as s:
                 s.sendall(first)
                 started = time.monotonic()
                 assert s.recv(1024) == b""  # closed by the server
                 assert time.monotonic() - started < 5
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
-def _clients_that_hold_threads(host: str, port: int) -> list[socket.socket]:
-    """Connections that each keep a server thread busy: idle ones, one whose request never
+def _clients_that_hold_connections(host: str, port: int) -> list[socket.socket]:
+    """Connections that each keep the server waiting: idle ones, one whose request never
     ends, a keep-alive one between two requests, and one that asks for the page again and
-    again and reads none of it, so that its thread ends up blocked writing."""
+    again and reads none of it, so that its answer ends up stuck unsent."""
     clients = [socket.create_connection((host, port), timeout=30) for _ in range(6)]
     idle, unfinished, polling, greedy = clients[:3], clients[3], clients[4], clients[5]
     del idle  # connected, nothing sent (a browser's spare connections)
@@ -129,37 +126,36 @@ def _clients_that_hold_threads(host: str, port: int) -> list[socket.socket]:
         greedy.settimeout(2)
         for _ in range(400):
             greedy.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    time.sleep(0.5)  # every connection reaches its thread
+    time.sleep(0.5)  # every connection reaches the server
     return clients
 
 
-def test_stop_hangs_up_on_every_client_and_leaves_no_thread_behind(
-    db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What ``serve`` does when told to stop: without it, each of these threads would wait for
-    its client until the read timeout (made a minute here, to tell the two apart)."""
-    monkeypatch.setattr(server_mod._Handler, "timeout", 60.0)
+def test_stop_hangs_up_on_every_client_and_leaves_no_thread_behind(db: Path) -> None:
+    """What ``serve`` does when told to stop: without it, the server would wait for these
+    clients until the header and send timeouts (made a minute here, to tell the two apart)."""
+    limits = ConnectionLimits(header_timeout_s=60.0, send_timeout_s=60.0, stop_s=0.5)
     before = set(threading.enumerate())
-    server = make_server(LeagueSite(db), "127.0.0.1", 0)
-    loop = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    loop.start()
-    host, port = server.server_address[:2]
-    clients = _clients_that_hold_threads(str(host), int(port))
+    clients: list[socket.socket] = []
     try:
-        handlers = set(threading.enumerate()) - before - {loop}
-        assert len(handlers) == len(clients)
-        server.shutdown()
-        server.stop()
-        for thread in handlers:
+        with running(LeagueSite(db), "127.0.0.1", limits) as base:
+            host, port = base.removeprefix("http://").rstrip("/").split(":")
+            clients = _clients_that_hold_connections(host, int(port))
+            started = set(threading.enumerate()) - before
+            assert any(t.name == "ttr-league" for t in started)
+        for thread in started:  # the server's and its thread pool's
             thread.join(10)
-            assert not thread.is_alive(), "a connection's thread outlived stop()"
-        for s in clients[:5]:  # closed by the server (the greedy one has answers to read)
+            assert not thread.is_alive(), f"{thread.name} outlived the server"
+        for s in clients[:5]:  # closed by the server (the greedy one was reset)
             s.settimeout(10)
             with contextlib.suppress(ConnectionResetError):
                 while s.recv(65536):
                     pass
+        with pytest.raises(ConnectionResetError):
+            clients[5].settimeout(10)
+            while clients[5].recv(1 << 20):
+                pass
         with pytest.raises(OSError):  # no longer listening
-            socket.create_connection((str(host), int(port)), timeout=10).close()
+            socket.create_connection((host, int(port)), timeout=10).close()
     finally:
         for s in clients:
             s.close()
@@ -178,7 +174,7 @@ def _answer(s: socket.socket) -> bytes:
         assert chunk, "the server hung up before answering"
         data += chunk
     head, body = data.split(b"\r\n\r\n", 1)
-    length = re.search(rb"\r\nContent-Length: (\d+)", head)
+    length = re.search(rb"\r\ncontent-length: (\d+)", head, re.IGNORECASE)
     assert length is not None, head
     while len(body) < int(length[1]):
         chunk = s.recv(65536)
@@ -205,7 +201,7 @@ def test_serve_stops_at_once_on_a_signal_whatever_its_clients_do(
         line = proc.stdout.readline()
         assert line.startswith("serving http://"), line
         host, port = line.split()[1].removeprefix("http://").rstrip("/").split(":")
-        clients = _clients_that_hold_threads(host, int(port))
+        clients = _clients_that_hold_connections(host, int(port))
         assert proc.poll() is None
 
         proc.send_signal(signum)

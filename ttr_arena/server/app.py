@@ -16,9 +16,7 @@ route serves one; an author reads their own bots' logs through the API or their 
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Callable, Iterator
-from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
@@ -33,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from leaderboard.ladder.model import Backend
 from leaderboard.store import StoreError
 from ttr_arena.pages.league.server import PAGE_POLICY, NotFound
-from ttr_arena.pages.web.threaded import ListeningServer, serving
+from ttr_arena.pages.web.threaded import serve_until_signal, serving
 from ttr_arena.server import api, pages
 from ttr_arena.server.api import ApiError, error_response
 from ttr_arena.server.core import (
@@ -175,18 +173,6 @@ def make_app(backend: Backend, settings: WebSettings | None = None) -> Starlette
 # running it ----------------------------------------------------------------------------------
 
 
-class _Server(ListeningServer):
-    """The server :func:`serve` runs in the main thread: stopped by a signal, it returns to its
-    caller instead of raising the signal again (uvicorn's own habit: the caller here has a
-    ladder to stop after it)."""
-
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        if self.should_exit and sig == signal.SIGINT:
-            self.force_exit = True  # a second Ctrl-C: stop waiting for open requests
-        else:
-            self.should_exit = True
-
-
 def _config(app: Starlette, host: str, port: int, settings: WebSettings) -> uvicorn.Config:
     return uvicorn.Config(
         app,
@@ -215,15 +201,7 @@ def serve(
     listening (with the real port when ``port`` is 0). A port that cannot be bound is an
     OSError (uvicorn also logs why on stderr), never a SystemExit."""
     settings = settings or WebSettings()
-    server = _Server(_config(make_app(backend, settings), host, port, settings), ready)
-    try:
-        server.run()
-    except SystemExit:  # uvicorn's answer to a failed bind
-        if server.started:
-            raise
-        raise OSError(f"cannot listen on {host}:{port}") from None
-    if not server.started:
-        raise OSError(f"cannot listen on {host}:{port}")
+    serve_until_signal(_config(make_app(backend, settings), host, port, settings), ready)
 
 
 @contextlib.contextmanager

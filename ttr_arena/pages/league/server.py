@@ -1,4 +1,5 @@
-"""``ttr leaderboard serve``: the league page over HTTP, read-only, from the standard library.
+"""``ttr leaderboard serve``: the league page over HTTP, read-only, on the competition server's
+web stack (a Starlette app on uvicorn, ``ttr_arena.pages.web.threaded``).
 
 What is served is a short, fixed list (docs/league-page.md): ``/`` (the page),
 ``/api/league.json`` (its data, which the page polls), ``/games/<game id>.html`` (a game's
@@ -12,29 +13,40 @@ HEAD are a 405.
 The store is opened read-only (``Store(readonly=True)``, SQLite ``mode=ro``) once per request,
 so a tournament writing to it meanwhile is never blocked and never written to: WAL lets the
 reader see each committed game as it lands.
+
+Its connections are held to :class:`~ttr_arena.pages.web.limits.ConnectionLimits` (issue 34):
+one client that opens connections and sends nothing holds at most its share of them, and only
+until the header timeout, so the page stays up for everyone else.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
+import math
 import socket
 import sys
 import threading
-import time
-import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from leaderboard.store import Store, StoreError
 from ttr_arena.pages.league import PageError
 from ttr_arena.pages.league.data import GAME_ID, RECENT, league_json, records_roots, servable
 from ttr_arena.pages.league.page import REFRESH_S, page_html
+from ttr_arena.pages.web.limits import ConnectionLimits, limited_protocol
+from ttr_arena.pages.web.threaded import serve_until_signal, serving
 
 #: The pages may run their own inline script and style and talk to this server, nothing else:
 #: even a bot name that slipped past textContent could not load or send anything.
@@ -161,194 +173,194 @@ def render_replay(path: Path, *, output: bool) -> str:
         raise NotFound(f"this game's record cannot be replayed: {e}") from None
 
 
-_REPLAY = re.compile(r"/games/([^/]+)\.html")
-_LOG = re.compile(r"/games/([^/]+)/seat(\d{1,2})\.log")
+# serving it ----------------------------------------------------------------------------------
+
+TEXT = "text/plain; charset=utf-8"
+HTML = "text/html; charset=utf-8"
+#: what every answer carries: never cached (the data changes as games land), its type never
+#: guessed, and no page of this server named to another site
+HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+#: the listen backlog: a burst of clients waits in it instead of having its handshakes dropped
+#: (each such client waits a second or more to retry)
+BACKLOG = 128
 
 
-#: seconds a connection may sit idle, or take to send a request's headers, before it is
-#: closed: a page polling every two seconds never waits that long, a slow or idle client does
-IDLE_S = 10.0
-#: connections served at once; one more is closed as soon as it is accepted, so the server
-#: never runs out of descriptors (and never spins on a failing ``accept``)
-MAX_CONNECTIONS = 64
-#: seconds :meth:`LeagueServer.stop` waits, once it has hung up on every open connection, for
-#: their threads to finish what they were doing (rendering a replay, say); past that they are
-#: left to end with the process (daemon threads)
-STOP_S = 2.0
+def _answer(
+    body: bytes,
+    status: int = 200,
+    kind: str | None = TEXT,
+    policy: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> Response:
+    headers = dict(HEADERS)
+    if policy is not None:
+        headers["Content-Security-Policy"] = policy
+    headers.update(extra or {})
+    return Response(body, status, headers, media_type=kind)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    site: LeagueSite  # set on the subclass made by make_server
-    server_version = "ttr-league"
-    protocol_version = "HTTP/1.1"  # keep-alive: a polling page reuses its connection
-    timeout = IDLE_S  # on every read: idle keep-alive connections and slow headers alike
+def _site(request: Request) -> LeagueSite:
+    site: LeagueSite = request.app.state.site
+    return site
 
-    def version_string(self) -> str:
-        return self.server_version  # no Python version: nothing for a scanner to go on
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: a page polling every two seconds would bury the terminal."""
+# The store and the records are read on Starlette's thread pool: a replay being rendered never
+# holds the event loop, and so never the other clients.
 
-    def do_GET(self) -> None:
-        self._answer(send_body=True)
 
-    def do_HEAD(self) -> None:
-        self._answer(send_body=False)
+async def _page(request: Request) -> Response:
+    body = await run_in_threadpool(_site(request).page)
+    return _answer(body, kind=HTML, policy=PAGE_POLICY)
 
-    def _not_allowed(self) -> None:
-        self.close_connection = True  # the request's body, if any, is not read
-        self._send(
-            HTTPStatus.METHOD_NOT_ALLOWED,
-            "text/plain; charset=utf-8",
-            b"405 method not allowed: this server only reads (GET, HEAD)\n",
-            extra={"Allow": "GET, HEAD"},
-        )
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
+async def _data(request: Request) -> Response:
+    _, body = await run_in_threadpool(_site(request).league)
+    return _answer(body, kind="application/json", policy=PAGE_POLICY)
 
-    def _route(self) -> tuple[str, bytes, str]:
-        """(content type, body, Content-Security-Policy) for the request; NotFound else."""
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        if path == "/":
-            return "text/html; charset=utf-8", self.site.page(), PAGE_POLICY
-        if path == "/api/league.json":
-            return "application/json", self.site.league()[1], PAGE_POLICY
-        match = _REPLAY.fullmatch(path)
-        if match:
-            game_id = urllib.parse.unquote(match[1])
-            return "text/html; charset=utf-8", self.site.replay(game_id), PAGE_POLICY
-        match = _LOG.fullmatch(path)
-        if match:
-            game_id = urllib.parse.unquote(match[1])
-            body = self.site.log(game_id, int(match[2]))
-            return "text/plain; charset=utf-8", body, LOG_POLICY
-        raise NotFound("not found: this server has /, /api/league.json and /games/<id>.html")
 
-    def _answer(self, *, send_body: bool) -> None:
+async def _replay(request: Request) -> Response:
+    game_id: str = request.path_params["game_id"]
+    body = await run_in_threadpool(_site(request).replay, game_id)
+    return _answer(body, kind=HTML, policy=PAGE_POLICY)
+
+
+async def _log(request: Request) -> Response:
+    game_id: str = request.path_params["game_id"]
+    seat: int = request.path_params["seat"]
+    body = await run_in_threadpool(_site(request).log, game_id, seat)
+    return _answer(body, policy=LOG_POLICY)
+
+
+async def _favicon(request: Request) -> Response:
+    """Asked for by browsers: none, and no error."""
+    return _answer(b"", 204, kind=None)
+
+
+async def _on_not_found(request: Request, exc: Exception) -> Response:
+    return _answer(f"404 {exc}\n".encode(), 404)
+
+
+async def _on_store_error(request: Request, exc: Exception) -> Response:
+    """The store was removed or replaced while serving."""
+    return _answer(f"503 {exc}\n".encode(), 503)
+
+
+async def _on_http(request: Request, exc: Exception) -> Response:
+    """Starlette's 404 and 405, said as this server says them; a method other than GET and
+    HEAD is a 405 whatever the path."""
+    if request.method not in ("GET", "HEAD"):
+        message = b"405 method not allowed: this server only reads (GET, HEAD)\n"
+        return _answer(message, 405, extra={"Allow": "GET, HEAD"})
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = b"404 not found: this server has /, /api/league.json and /games/<id>.html\n"
+        return _answer(message, 404)
+    return _answer(f"{exc.status_code} {exc.detail}\n".encode(), exc.status_code)
+
+
+class _OneLine:
+    """A request that failed is one line on stderr and a 500, never a traceback (Starlette
+    would answer, then raise the error again for uvicorn to log with its traceback)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = False
+
+        async def send_noting_start(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            if self.path == "/favicon.ico":  # asked for by browsers: none, and no error
-                self._send(HTTPStatus.NO_CONTENT, None, b"", send_body=send_body)
-                return
-            try:
-                kind, body, policy = self._route()
-            except NotFound as e:
-                message = f"404 {e}\n".encode()
-                self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", message, send_body)
-                return
-            except StoreError as e:  # the store was removed or replaced while serving
-                message = f"503 {e}\n".encode()
-                self._send(
-                    HTTPStatus.SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", message, send_body
-                )
-                return
-            self._send(
-                HTTPStatus.OK, kind, body, send_body, extra={"Content-Security-Policy": policy}
+            await self.app(scope, receive, send_noting_start)
+        except Exception as error:
+            client = (scope.get("client") or ("?",))[0]
+            print(f"ttr: request from {client} failed: {error!r}", file=sys.stderr)
+            if not started:
+                await _answer(b"500 this request failed\n", 500)(scope, receive, send)
+
+
+def make_app(site: LeagueSite) -> Starlette:
+    """The league page's routes (the module's docstring) over ``site``."""
+    get = ["GET"]  # and HEAD, which Starlette adds to every GET route
+    app = Starlette(
+        routes=[
+            Route("/", _page, methods=get),
+            Route("/api/league.json", _data, methods=get),
+            Route("/games/{game_id}.html", _replay, methods=get),
+            Route("/games/{game_id}/seat{seat:int}.log", _log, methods=get),
+            Route("/favicon.ico", _favicon, methods=get),
+        ],
+        exception_handlers={
+            NotFound: _on_not_found,
+            StoreError: _on_store_error,
+            HTTPException: _on_http,
+        },
+    )
+    app.router.redirect_slashes = False  # any other path is a 404, never a redirect
+    app.add_middleware(_OneLine)
+    app.state.site = site
+    return app
+
+
+def _config(
+    site: LeagueSite, host: str, port: int, limits: ConnectionLimits | None
+) -> uvicorn.Config:
+    """uvicorn much as the competition server runs it (no access log, no Server header, a
+    request's headers 64 KiB at most), quieter (a malformed request is answered, not logged),
+    and under :func:`~ttr_arena.pages.web.limits.limited_protocol`'s limits: one client holds
+    its share of the connections, and only while it uses them."""
+    limits = limits or ConnectionLimits()
+    return uvicorn.Config(
+        make_app(site),
+        host=host,
+        port=port,
+        http=limited_protocol(limits),
+        ws="none",
+        log_level="error",
+        access_log=False,  # a page polling every two seconds would bury the terminal
+        lifespan="off",
+        server_header=False,  # nothing for a scanner to go on
+        proxy_headers=False,
+        backlog=BACKLOG,
+        timeout_keep_alive=max(1, math.ceil(limits.header_timeout_s)),
+        timeout_graceful_shutdown=math.ceil(limits.stop_s) + 1,  # the protocol hangs up first
+        h11_max_incomplete_event_size=64 << 10,
+    )
+
+
+@contextlib.contextmanager
+def running(
+    site: LeagueSite,
+    host: str = "127.0.0.1",
+    limits: ConnectionLimits | None = None,
+    timeout_s: float = 30.0,
+) -> Iterator[str]:
+    """``site`` served as :func:`serve` serves it, on a thread, on a free port of ``host``: its
+    base URL (ending in ``/``). Stopped, and the thread joined, on leaving."""
+    with serving(_config(site, host, 0, limits), "ttr-league", timeout_s) as url:
+        yield url
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here rather than by uvicorn, so that a port in use is one
+    line saying why (uvicorn would log it too, and exit)."""
+    try:
+        if ":" in host:  # IPv6; "::" takes IPv4 clients too, as the system would by default
+            dual = socket.has_dualstack_ipv6()
+            family = socket.AF_INET6
+            return socket.create_server(
+                (host, port), family=family, backlog=BACKLOG, dualstack_ipv6=dual
             )
-        except (ConnectionError, TimeoutError):
-            self.close_connection = True  # the client went away: nothing to report
-
-    def _send(
-        self,
-        status: HTTPStatus,
-        kind: str | None,
-        body: bytes,
-        send_body: bool = True,
-        extra: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        if kind is not None:
-            self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        for name, value in (extra or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        if send_body and body:
-            self.wfile.write(body)
-
-
-class LeagueServer(ThreadingHTTPServer):
-    daemon_threads = True  # Ctrl-C does not wait for a browser's idle keep-alive connection
-    block_on_close = False  # :meth:`stop` hangs up and waits, boundedly, itself
-    #: the listen backlog: socketserver's 5 drops the handshakes of a burst of clients (each
-    #: then waits a second or more to retry) faster than the loop accepts and sheds them
-    request_queue_size = 128
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        #: the connections being served. A socket leaves this set, under its lock, before it
-        #: is closed, so :meth:`stop` never shuts down a descriptor another socket reuses.
-        self._open: set[socket.socket] = set()
-        self._open_changed = threading.Condition()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread per connection, at most :data:`MAX_CONNECTIONS` at once; past that the
-        connection is closed at once (the page's next poll gets through)."""
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        with self._open_changed:
-            self._open.add(request)
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._forget(request)
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def shutdown_request(self, request: Any) -> None:
-        self._forget(request)
-        super().shutdown_request(request)
-
-    def _forget(self, request: Any) -> None:
-        with self._open_changed:
-            self._open.discard(request)
-            self._open_changed.notify_all()
-
-    def stop(self, wait_s: float = STOP_S) -> None:
-        """Stop listening, hang up on every open connection (a thread blocked reading an idle
-        keep-alive connection or a slow request, or writing to a client that does not read,
-        returns at once) and wait up to ``wait_s`` seconds for their threads to close them.
-        Never longer, whatever the clients do: Ctrl-C and SIGTERM stop the server promptly."""
-        self.server_close()
-        deadline = time.monotonic() + wait_s
-        with self._open_changed:
-            for connection in self._open:
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RDWR)
-            while self._open and (left := deadline - time.monotonic()) > 0:
-                self._open_changed.wait(left)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """One line, never a traceback: a client that hung up is not the server's problem."""
-        error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError | TimeoutError):
-            return
-        print(f"ttr: request from {client_address[0]} failed: {error!r}", file=sys.stderr)
-
-
-def make_server(site: LeagueSite, host: str = "127.0.0.1", port: int = 8080) -> LeagueServer:
-    """A server bound to ``host:port`` (port 0: a free one), not yet serving."""
-    handler = type("LeagueHandler", (_Handler,), {"site": site})
-    server_class: Callable[..., LeagueServer] = LeagueServer
-    if ":" in host:
-        server_class = type("LeagueServer6", (LeagueServer,), {"address_family": socket.AF_INET6})
-    return server_class((host, port), handler)
-
-
-def url_of(server: ThreadingHTTPServer) -> str:
-    host, port = server.server_address[:2]
-    shown = host if isinstance(host, str) else host.decode()
-    return f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
+        return socket.create_server((host, port), backlog=BACKLOG)
+    except OSError as e:
+        raise PageError(f"cannot listen on {host}:{port} ({e.strerror or e})") from None
 
 
 def serve(
@@ -358,21 +370,25 @@ def serve(
     *,
     refresh_s: float = REFRESH_S,
     recent: int = RECENT,
+    limits: ConnectionLimits | None = None,
 ) -> None:
-    """Serve the league page of ``db`` until Ctrl-C. The store is checked first, so a wrong
-    file is reported before anything listens; the URL is printed once listening."""
+    """Serve the league page of ``db`` until SIGINT or SIGTERM (Ctrl-C). The store is checked
+    first, so a wrong file is reported before anything listens; the URL is printed once
+    listening."""
     site = LeagueSite(db, refresh_s=refresh_s, recent=recent)
     with site.open():
         pass  # StoreError: a missing, foreign or too old store, said in one line
+    listener = _listen(host, port)
+
+    def ready(url: str) -> None:
+        print(f"serving {url} (Ctrl-C stops)", flush=True)
+
     try:
-        server = make_server(site, host, port)
-    except OSError as e:
-        raise PageError(f"cannot listen on {host}:{port} ({e.strerror or e})") from None
-    print(f"serving {url_of(server)} (Ctrl-C stops)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
+        serve_until_signal(_config(site, host, port, limits), ready, [listener])
+    except KeyboardInterrupt:  # a signal just before uvicorn took them, or just after
         pass
+    except OSError as e:  # it did not start, though listening
+        raise PageError(str(e)) from None
     finally:
-        server.stop()
+        listener.close()
     print("stopped", flush=True)

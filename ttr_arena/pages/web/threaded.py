@@ -1,18 +1,23 @@
-"""A web app served by uvicorn on a thread of this process, for as long as a ``with`` block.
+"""A web app served by uvicorn in this process: on a thread for as long as a ``with`` block
+(:func:`serving`), or in the main thread until SIGINT or SIGTERM (:func:`serve_until_signal`).
 
-Both pages that are served while something else runs in the main thread use it: the human
-seat's page (``ttr play --human``, the referee plays the game meanwhile) and the competition
-server's app in tests (``ttr_arena.server.app.running``). One place knows how to learn the
-port uvicorn bound, to give up on a server that never comes up, and to stop and join it.
+The pages served while something else runs in the main thread use the first: the human seat's
+page (``ttr play --human``, the referee plays the game meanwhile) and the web apps in tests
+(``ttr_arena.server.app.running``, ``ttr_arena.pages.league.server.running``). The commands
+that only serve use the second: ``ttr server run`` and ``ttr leaderboard serve``. One place
+knows how to learn the port uvicorn bound, to give up on a server that never comes up, to stop
+and join it, and to stop on a signal.
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from types import FrameType
 
 import uvicorn
 
@@ -63,3 +68,37 @@ def serving(config: uvicorn.Config, name: str, timeout_s: float = 30.0) -> Itera
     finally:
         server.should_exit = True
         thread.join(timeout_s)
+
+
+class _MainThreadServer(ListeningServer):
+    """The server :func:`serve_until_signal` runs in the main thread: stopped by a signal, it
+    returns to its caller instead of raising the signal again (uvicorn's own habit: the callers
+    here have more to do after it, a ladder to stop or a line to print)."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True  # a second Ctrl-C: stop waiting for open requests
+        else:
+            self.should_exit = True
+
+
+def serve_until_signal(
+    config: uvicorn.Config,
+    ready: Callable[[str], None] | None = None,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Serve ``config``'s app in this (the main) thread until SIGINT or SIGTERM, then return
+    once open requests have finished (at most ``config.timeout_graceful_shutdown``).
+    ``ready(url)`` is called once listening. ``sockets``: already bound and listening (then
+    uvicorn binds nothing and closes them when it stops). A port that cannot be bound is an
+    OSError (uvicorn also logs why on stderr), never a SystemExit."""
+    server = _MainThreadServer(config, ready)
+    where = f"{config.host}:{config.port}"
+    try:
+        server.run(sockets)
+    except SystemExit:  # uvicorn's answer to a failed bind
+        if server.started:
+            raise
+        raise OSError(f"cannot listen on {where}") from None
+    if not server.started:
+        raise OSError(f"cannot listen on {where}")
