@@ -28,10 +28,15 @@ code with these differences (:func:`_run_jailed`):
 * the bot folder is bound **read-only** at ``/run/ttr-source`` and copied into a tmpfs of
   ``--build-mb`` mounted at the folder's own path (so the paths a build writes into its
   outputs are the bot's); the steps run there, and what they leave comes back as a tar
-  stream of at most that size, unpacked into the folder by :func:`_unpack` with tarfile's
-  ``data`` filter (no absolute paths, no ``..``, no links leaving the folder, no devices,
-  FIFOs or set-uid bits), never over the launcher's own files. Nothing the build does writes
-  the host directly. ``HOME`` and ``/tmp`` are a private tmpfs gone with the build;
+  stream of at most that size and of at most a bot folder's entries
+  (:data:`referee.hosting.folder.MAX_FILES`, counted as the stream is read: a build leaving
+  more is refused before anything of it is unpacked), unpacked into the folder by
+  :func:`_unpack` with tarfile's ``data`` filter (no absolute paths, no ``..``, no links
+  leaving the folder, no devices, FIFOs or set-uid bits), never over the launcher's own files
+  and never through a link already in the folder (one in the way of what comes back is
+  removed first, so an earlier build's ``.ttr-cache/x -> ../.ttr-build.log`` cannot have this
+  one's ``x`` written onto the log). Nothing the build does writes the host directly. ``HOME``
+  and ``/tmp`` are a private tmpfs gone with the build;
 * **no network** (its own namespace), unless the organiser asks for ``--online-builds``
   (``online_builds``: the host's network and its proxy variables, for ``npm ci`` from a
   registry);
@@ -47,17 +52,26 @@ code with these differences (:func:`_run_jailed`):
   a cache then belongs to one folder by construction (a ladder's versions, one folder each,
   never share one, so one entrant cannot poison another's build), and it needs no host path
   writable by the build. It is bounded by :func:`cache_bound_mb` (half of ``--build-mb``,
-  which it must fit in with the build's outputs): over that, or not a plain folder, it is
-  deleted before or after a build, with a line on stderr, and the next build is cold. It is
+  which it must fit in with the build's outputs) and by a bot folder's entries (its bytes
+  alone let 60,000 empty files through, which once cost the referee 335 s to unpack): over
+  either, or not a plain folder, it is deleted before or after a build, with a line on
+  stderr, and the next build is cold; a build bringing back more entries of it than that has
+  none of them unpacked. Each is measured entry by entry and given up at the bound, so a
+  cache of millions of files costs the referee no more than a bounded one. It is
   no part of what the bot is: :func:`fingerprint`, the folder's hash and uploads
   (:data:`referee.hosting.folder.SKIP_DIRS`) leave it out, and the kits' gitignore too. C++
   needs none of it: ``cp -a`` and tar keep mtimes, so make keeps ``obj/`` and an edit of
   ``bot.cc`` recompiles that one file.
 
 Its limits are :data:`BUILD_LIMITS` (or the launch's, where larger: a compiler needs more
-than a bot), by the same cgroup and rlimits; a step longer than :data:`BUILD_TIMEOUT_S` is
-killed with every process it started. The launcher's own files in the folder (stamp, log,
-lock) are never opened through a link the build may have left in their place.
+than a bot), by the same cgroup and rlimits. Its time is one deadline, :data:`BUILD_TIMEOUT_S`
+from its start (:class:`_Deadline`), which covers all its steps and the referee's own work for
+it: measuring its cache, and unpacking what it left, checked at every entry. Past it the build
+is killed with every process it started, or the unpacking stops, and it fails as a build that
+"did not finish in N s": no build costs the referee more time than its limit. The launcher's
+own files in the folder (stamp, log, lock) are never opened through a link, whoever left one
+in their place: the log and stamp are written under a new name and renamed over it, the lock
+is opened with ``O_NOFOLLOW`` (a link there is removed, never followed).
 
 Unsandboxed launches (``--no-sandbox``, trusted bots only) build in the folder itself, as the
 launching user, with that user's environment, caches (Go's own ``GOCACHE``, not
@@ -71,12 +85,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import hashlib
 import os
+import posixpath
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tarfile
@@ -95,8 +112,9 @@ from referee.hosting.sandbox import JAIL_ENV, Limits, SandboxConfig
 STAMP = ".ttr-build"
 LOG = ".ttr-build.log"
 LOCK = ".ttr-build.lock"
-#: a build that runs longer is stopped and reported (a cold C++ build of the starter kit
-#: takes well under a minute on 2 cores)
+#: a build that runs longer, from its start to the referee's unpacking of the last of what it
+#: left, is stopped and reported (a cold C++ build of the starter kit takes well under a minute
+#: on 2 cores); :class:`_Deadline` is where it is kept
 BUILD_TIMEOUT_S = 900.0
 _TAIL_LINES = 15
 _TAIL_BYTES = 8192  #: what of a build's output is kept in memory for its error message
@@ -137,6 +155,44 @@ class BotBuildError(LaunchError):
     def __init__(self, message: str, summary: str = "") -> None:
         super().__init__(message)
         self.summary = summary or message.splitlines()[0]
+
+
+class _TimedOut(Exception):
+    """The build's deadline passed; :func:`ensure_built` turns it into the one timeout error,
+    whichever part of the build (``shown``) was running, and ``during`` says what the
+    referee was doing then when it was its own work."""
+
+    def __init__(self, shown: str = "its build", during: str = "") -> None:
+        super().__init__(shown)
+        self.shown = shown
+        self.during = during
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Deadline:
+    """A build's one time limit: :data:`BUILD_TIMEOUT_S` from its start, read by everything
+    that works for it (each step's wait, the measuring of its cache, the unpacking of what it
+    left, entry by entry), so that the referee's own work for a build counts against the
+    build's limit rather than coming on top of it."""
+
+    seconds: float
+    at: float  #: time.monotonic() past which the build has failed
+
+    @classmethod
+    def start(cls, seconds: float) -> _Deadline:
+        return cls(seconds, time.monotonic() + seconds)
+
+    def left(self) -> float:
+        return max(0.0, self.at - time.monotonic())
+
+    def passed(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def check(self, during: str) -> None:
+        """Raise :class:`_TimedOut` if the deadline has passed; called at every entry of the
+        referee's own work for the build (``during`` says which), a few microseconds each."""
+        if self.passed():
+            raise _TimedOut("its build", during)
 
 
 def fingerprint(folder: Path) -> str:
@@ -200,18 +256,28 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
             f"ttr: building bot {config.name!r} in {folder}{jailed} (log: {log})", file=sys.stderr
         )
         started = time.monotonic()
-        with _create(log) as out:
+        deadline = _Deadline.start(BUILD_TIMEOUT_S)  # after the lock: waiting is no build
+        with _create(config.name, log) as out:
             capped = BuildLog(out, sandbox.limits.log_kb * 1024)
             try:
                 if sandbox.enabled:
-                    _bound_cache(config.name, folder, sandbox)  # what it copies in fits
-                    _run_jailed(config.name, folder, config.build, capped, log, sandbox)
+                    # what it copies in fits, measured within the build's time
+                    _bound_cache(config.name, folder, sandbox, deadline)
+                    _run_jailed(config.name, folder, config.build, capped, log, sandbox, deadline)
                 else:
                     for step in config.build:
-                        _run_step(config.name, folder, step, capped, log)
+                        _run_step(config.name, folder, step, capped, log, deadline)
+            except _TimedOut as e:
+                why = f"did not finish in {deadline.seconds:g} s"
+                during = f" ({e.during})" if e.during else ""
+                raise BotBuildError(
+                    f"bot {config.name!r} ({folder}): {_named(e.shown)} {why}{during}"
+                    + _log_tail(capped, log),
+                    _summary(e.shown, why, capped, log),
+                ) from None
             finally:
                 capped.close()  # says what was dropped, failed or not
-        with _create(stamp) as out:
+        with _create(config.name, stamp) as out:
             out.write((fingerprint(folder) + "\n").encode())
         elapsed = time.monotonic() - started
         print(f"ttr: built bot {config.name!r} in {elapsed:.1f} s", file=sys.stderr)
@@ -223,31 +289,66 @@ def _build_uid(folder: Path) -> str:
     return "a uid of its own" if os.geteuid() == 0 else f"uid {os.geteuid()}"
 
 
-def _create(path: Path) -> IO[bytes]:
+def _create(name: str, path: Path) -> IO[bytes]:
     """A new file at ``path`` in the bot folder, never through a link there: a build is the
     bot's code, and a ``.ttr-build`` it made a symlink to /etc/passwd must not have the
-    referee (often root) truncate or write that."""
-    path.unlink(missing_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.fdopen(os.open(path, flags, 0o644), "wb")
+    referee (often root) truncate or write that. Made under a name of its own (``mkstemp``:
+    ``O_CREAT | O_EXCL | O_NOFOLLOW``) and renamed over ``path``, which replaces whatever is
+    there, a link included, in one step: no moment in which another name could be slipped in
+    and no failure because one was."""
+    try:
+        fd, made = tempfile.mkstemp(prefix=f"{path.name}.", dir=path.parent)
+    except OSError as e:
+        raise _unwritable(name, path, e) from None
+    try:
+        os.fchmod(fd, 0o644)
+        os.replace(made, path)
+    except OSError as e:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(made)
+        raise _unwritable(name, path, e) from None
+    return os.fdopen(fd, "wb")
+
+
+def _unwritable(name: str, path: Path, e: OSError) -> BotBuildError:
+    return BotBuildError(
+        f"bot {name!r} ({path.parent}): cannot build it: cannot write {path.name} in its "
+        f"folder ({e.strerror or e}); a bot with a `build` needs a writable folder"
+    )
 
 
 def _fresh(stamp: Path, folder: Path) -> bool:
+    """Whether the stamp vouches for the folder as it is. Read without following a link or
+    blocking on a FIFO, whoever put one there: such a stamp vouches for nothing."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        return stamp.read_text(encoding="utf-8").strip() == fingerprint(folder)
+        with os.fdopen(os.open(stamp, flags), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return False
+            said = f.read(256)
     except OSError:
         return False
+    return said.decode("utf-8", "replace").strip() == fingerprint(folder)
 
 
 @contextlib.contextmanager
 def _locked(folder: Path, name: str) -> Iterator[None]:
+    """The folder's build lock, never opened through a link: one in its place (which its
+    author, or an older launcher's build, may have left) is removed, and the lock made anew,
+    as every launch of the folder then finds it."""
+    lock = folder / LOCK
+    flags = os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(folder / LOCK, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(lock, flags, 0o644)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            lock.unlink(missing_ok=True)
+            fd = os.open(lock, flags, 0o644)  # O_NOFOLLOW still: a second link is refused
     except OSError as e:
-        raise BotBuildError(
-            f"bot {name!r} ({folder}): cannot build it: cannot write {LOCK} in its folder "
-            f"({e.strerror or e}); a bot with a `build` needs a writable folder"
-        ) from None
+        raise _unwritable(name, lock, e) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another launch of this folder may be building
         yield
@@ -317,8 +418,11 @@ class BuildLog:
         return [bounded(ln, ECHO_LINE_CHARS) for ln in text.splitlines()[-_TAIL_LINES:]]
 
 
-def _run_step(name: str, folder: Path, step: tuple[str, ...], out: BuildLog, log: Path) -> None:
-    """One step unjailed (``--no-sandbox``): in the folder, as the launching user."""
+def _run_step(
+    name: str, folder: Path, step: tuple[str, ...], out: BuildLog, log: Path, deadline: _Deadline
+) -> None:
+    """One step unjailed (``--no-sandbox``): in the folder, as the launching user, within what
+    is left of the build's time."""
     argv = [sys.executable if a == "{python}" else a for a in step]
     shown = " ".join(step)
     out.write(f"$ {shown}\n".encode(), ours=True)
@@ -333,7 +437,7 @@ def _run_step(name: str, folder: Path, step: tuple[str, ...], out: BuildLog, log
     reader = threading.Thread(target=out.pump, args=(proc.stdout,), name="build-log", daemon=True)
     reader.start()
     try:
-        _wait(name, folder, shown, proc, out, log, reader)
+        _wait(name, folder, shown, proc, out, log, reader, deadline)
     finally:
         reader.join(timeout=_READER_JOIN_S)
         proc.stdout.close()
@@ -402,13 +506,16 @@ def _run_jailed(
     out: BuildLog,
     log: Path,
     sandbox: SandboxConfig,
+    deadline: _Deadline,
 ) -> None:
     """Every step in one jail (sandbox.prepare, ``build=True``): the folder is copied into a
     tmpfs of ``sandbox.build_mb`` at its own path (so paths a build writes into its outputs
     are the bot's), the steps run there as a uid of their own with no network (unless
     ``online_builds``), and what they leave comes back as a tar stream, at most the tmpfs's
     size, unpacked into the folder by :func:`_unpack`, which refuses links out of it,
-    absolute paths, devices and FIFOs. Nothing the build does writes the host directly."""
+    absolute paths, devices and FIFOs, and more entries than a bot folder's. Nothing the
+    build does writes the host directly. All of it, the unpacking included, within
+    ``deadline``."""
     for step in steps:
         # Found here, by the jail's PATH, so that a missing tool is one clear line rather
         # than a complaint of the shell's in the log.
@@ -443,7 +550,7 @@ def _run_jailed(
         reader = threading.Thread(target=out.pump, args=(proc.stdout,), daemon=True)
         reader.start()
         try:
-            _wait(name, folder, "its build", proc, out, log, reader, status_r, steps)
+            _wait(name, folder, "its build", proc, out, log, reader, deadline, status_r, steps)
         finally:
             jail.cleanup()  # whatever it left running in its cgroup
             reader.join(timeout=_READER_JOIN_S)
@@ -454,8 +561,9 @@ def _run_jailed(
                 f"bot {name!r} ({folder}): its build left more than its quota of "
                 f"{sandbox.build_mb} MB (--build-mb)"
             )
-        _unpack(name, folder, result.data)
-        _bound_cache(name, folder, sandbox)
+        cache_over = _unpack(name, folder, result.data, deadline)
+        why = _too_many(_max_entries()) if cache_over else ""
+        _bound_cache(name, folder, sandbox, deadline, why)
     finally:
         for fd in (status_r, status_w, result_r, result_w):
             if fd != -1:
@@ -469,31 +577,59 @@ def cache_bound_mb(sandbox: SandboxConfig) -> int:
     return max(1, sandbox.build_mb // 2)
 
 
-def _tree_bytes(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, filenames in os.walk(path):  # never follows a link
-        for name in filenames:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-    return total
+def _max_entries() -> int:
+    """The most entries a bot folder may hold, the bound of a build's result and cache too.
+    Imported here, not at the top: referee.hosting.folder imports this module."""
+    from referee.hosting.folder import MAX_FILES
+
+    return MAX_FILES
 
 
-def _bound_cache(name: str, folder: Path, sandbox: SandboxConfig) -> None:
-    """Drop the folder's build cache when it is over :func:`cache_bound_mb` (or not a plain
-    folder), saying so on stderr: the next build is cold, and no cache outgrows the build's
-    own quota, whatever the build wrote into it."""
+def _too_many(bound: int) -> str:
+    return f"holds more than {bound} entries (files, folders and links), a bot folder's bound"
+
+
+def _cache_excess(cache: Path, bound_mb: int, deadline: _Deadline) -> str:
+    """Why the build cache must go ("" when it may stay), read entry by entry, the folders
+    found kept on a stack rather than listed whole, and given up as soon as it is over the
+    entry bound: what the cache holds (its author's, or an older launcher's build's) is no
+    more work for the referee than a bounded cache, however many files it has."""
+    if cache.is_symlink() or (cache.exists() and not cache.is_dir()):
+        return "is not a folder"
+    bound = _max_entries()
+    total = seen = 0
+    pending = [str(cache)] if cache.is_dir() else []
+    while pending:
+        with contextlib.suppress(OSError), os.scandir(pending.pop()) as found:
+            for entry in found:  # never follows a link
+                deadline.check("measuring its build cache")
+                seen += 1
+                if seen > bound:
+                    return _too_many(bound)
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        total += entry.stat(follow_symlinks=False).st_size
+    if total > bound_mb * 1024 * 1024:
+        mb = total / (1024 * 1024)
+        return f"holds {mb:.0f} MB, over its bound of {bound_mb} MB (half of --build-mb)"
+    return ""
+
+
+def _bound_cache(
+    name: str, folder: Path, sandbox: SandboxConfig, deadline: _Deadline, why: str = ""
+) -> None:
+    """Drop the folder's build cache when it is over :func:`cache_bound_mb` or a bot folder's
+    entries (or not a plain folder; ``why``, when the caller already knows), saying so on
+    stderr: the next build is cold, and no cache outgrows the build's own quota or costs the
+    referee unbounded work to measure, whatever the build wrote into it."""
     cache = folder / CACHE_DIR
-    if not cache.is_symlink() and not cache.exists():
+    if not why and not cache.is_symlink() and not cache.exists():
         return
-    bound = cache_bound_mb(sandbox)
-    if cache.is_symlink() or not cache.is_dir():
-        why = "is not a folder"
-    else:
-        size = _tree_bytes(cache)
-        if size <= bound * 1024 * 1024:
-            return
-        mb = size / (1024 * 1024)
-        why = f"holds {mb:.0f} MB, over its bound of {bound} MB (half of --build-mb)"
+    why = why or _cache_excess(cache, cache_bound_mb(sandbox), deadline)
+    if not why:
+        return
     print(
         f"ttr: bot {name!r}: its build cache {cache} {why}: dropped, its next build starts cold",
         file=sys.stderr,
@@ -531,29 +667,135 @@ class _Result:
         self.data.seek(0)
 
 
-def _unpack(name: str, folder: Path, data: IO[bytes]) -> None:
+_UNPACKING = "the referee was unpacking what it left"
+
+
+def _unpack(name: str, folder: Path, data: IO[bytes], deadline: _Deadline) -> bool:
     """Unpack the jailed build's result into ``folder`` with tarfile's ``data`` filter (no
     absolute paths, no ``..``, no links leaving the folder, no devices or FIFOs, no setuid
-    bits), never the launcher's own files; as root, owned by the folder's owner."""
+    bits), never the launcher's own files and never through a link already there
+    (:func:`_make_way`); as root, owned by the folder's owner. Return whether the cache came
+    back with more entries than a bot folder may hold: then none of it is unpacked, and the
+    caller drops it.
+
+    Its headers are read first (:func:`_scan`, which stops at the entry bound), then its
+    entries unpacked, each checked against ``deadline``: a build whose result would take the
+    referee longer than the build's limit fails as a build past its time does."""
     owner = folder.stat()
     root = os.geteuid() == 0
+    dirs: set[str] = set()  #: folders of the result known to be real folders, not links
+    files: set[str] = set()  #: regular files unpacked so far: all a hard link may link to
 
     def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
-        member = tarfile.data_filter(member, dest)
-        name = member.name.removeprefix("./")
-        if name in ("", ".") or name in BUILD_FILES:  # the folder itself keeps its own mode
+        deadline.check(_UNPACKING)
+        parts = _parts(member.name)
+        if member.name.startswith("/") or ".." in parts:
+            raise tarfile.FilterError(f"{bounded(member.name)!r} leaves its folder")
+        if not parts or parts[0] in BUILD_FILES:  # the folder itself keeps its own mode
             return None
+        rel = "/".join(parts)
+        member = member.replace(name=rel, deep=False)
+        if member.islnk():
+            target = "/".join(_parts(member.linkname))
+            if target not in files:
+                raise tarfile.FilterError(
+                    f"{rel!r} is a hard link to {bounded(member.linkname)!r}, a file it did "
+                    "not leave"
+                )
+            member = member.replace(linkname=target, deep=False)
+        _make_way(folder, rel, member.isdir(), dirs)
+        member = tarfile.data_filter(member, dest)
+        if member.isreg():
+            files.add(rel)
+        else:
+            files.discard(rel)
         if root:
             return member.replace(uid=owner.st_uid, gid=owner.st_gid, uname="", gname="")
         return member
 
     try:
-        with tarfile.open(fileobj=data, mode="r|") as tar:
-            tar.extractall(folder, filter=keep)
+        with tarfile.open(fileobj=data, mode="r:") as tar:
+            members, cache_over = _scan(name, folder, tar, data, deadline)
+            tar.extractall(folder, members=members, filter=keep)
     except (tarfile.TarError, OSError) as e:
         raise BotBuildError(
             f"bot {name!r} ({folder}): what its build left was refused: {bounded(str(e))}"
         ) from None
+    return cache_over
+
+
+def _parts(name: str) -> list[str]:
+    """A member's path as its components, without the empty and ``.`` ones (``./a//b``)."""
+    return [part for part in name.split("/") if part not in ("", ".")]
+
+
+def _scan(
+    name: str, folder: Path, tar: tarfile.TarFile, data: IO[bytes], deadline: _Deadline
+) -> tuple[list[tarfile.TarInfo], bool]:
+    """The members of the result to unpack, read header by header (a seekable archive: the
+    files' bytes are skipped, not read), counted as they come against a bot folder's entry
+    bound, the folder's and the cache's apart: the folder's over it refuses the build, the
+    cache's over it ends the reading there and leaves the cache out (the jail's script sends
+    the folder first, then the cache). Either way the referee reads at most the bound's
+    headers past what it keeps, however many the stream holds.
+
+    The stream is cut where the reading stopped, so that nothing of tarfile's (a hard link's
+    fallback reads the rest of an archive) goes on past the bound."""
+    bound = _max_entries()
+    members: list[tarfile.TarInfo] = []
+    counts = [0, 0]  # the folder's entries, the cache's
+    while (member := tar.next()) is not None:
+        deadline.check(_UNPACKING)
+        in_cache = _parts(member.name)[:1] == [CACHE_DIR]
+        counts[in_cache] += 1
+        if counts[in_cache] <= bound:
+            members.append(member)
+        elif not in_cache:
+            raise BotBuildError(
+                f"bot {name!r} ({folder}): its build left more than {bound} entries (files, "
+                "folders and links) in its folder, over the bound of a bot folder: refused"
+            )
+        else:
+            data.truncate(member.offset)
+            return [m for m in members if _parts(m.name)[:1] != [CACHE_DIR]], True
+    return members, False
+
+
+def _make_way(folder: Path, rel: str, is_dir: bool, dirs: set[str]) -> None:
+    """Clear the way for tarfile to write the entry ``rel``: every folder above it a real
+    folder, and nothing at ``rel`` but a folder (for a folder). A link in the way (an earlier
+    build's ``.ttr-cache/x -> ../.ttr-build.log``, or one its author left) or a hard link
+    sharing its inode with another file is removed, never written through: what comes back
+    is a new entry. A file where a folder now is is refused (the folder is not deleted).
+
+    ``dirs`` remembers the folders made sure of: meanwhile only this unpacking changes the
+    folder, and it never turns a folder into anything else."""
+    above = []
+    parent = posixpath.dirname(rel)
+    while parent and parent not in dirs:
+        above.append(parent)
+        parent = posixpath.dirname(parent)
+    for sub in reversed(above):
+        path = os.path.join(folder, sub)
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                os.unlink(path)
+                os.mkdir(path)
+        except FileNotFoundError:
+            os.mkdir(path)
+        dirs.add(sub)
+    path = os.path.join(folder, rel)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISDIR(mode):
+            os.unlink(path)
+        elif not is_dir:
+            raise tarfile.FilterError(f"{rel!r} is a file where its folder has a folder")
+    if is_dir:
+        dirs.add(rel)
 
 
 def _wait(
@@ -564,21 +806,19 @@ def _wait(
     out: BuildLog,
     log: Path,
     reader: threading.Thread,
+    deadline: _Deadline,
     status_fd: int = -1,
     steps: tuple[tuple[str, ...], ...] = (),
 ) -> None:
     """Wait for a build (one step, or the jailed script whose ``status_fd`` says how far it
-    got) and raise :class:`BotBuildError` if it failed."""
+    got) until ``deadline``; raise :class:`BotBuildError` if it failed, :class:`_TimedOut`
+    once it is killed for running past the deadline."""
     try:
-        code = proc.wait(timeout=BUILD_TIMEOUT_S)
+        code = proc.wait(timeout=deadline.left())
     except subprocess.TimeoutExpired:
         _kill(proc)
         reader.join(timeout=_READER_JOIN_S)
-        why = f"did not finish in {BUILD_TIMEOUT_S:g} s"
-        raise BotBuildError(
-            f"bot {name!r} ({folder}): {_named(shown)} {why}" + _log_tail(out, log),
-            _summary(shown, why, out, log),
-        ) from None
+        raise _TimedOut(shown) from None
     except BaseException:  # interrupted: leave no compiler running
         _kill(proc)
         raise
