@@ -107,8 +107,65 @@ DENIED_SYSCALLS = (
     "quotactl",
     "lookup_dcookie",
     "open_by_handle_at",
-    "fanotify_init",
 )
+#: what two jails would otherwise share through the kernel (docs/security.md, "What two jails
+#: share"), refused by the same filter with the errno a program expects where the feature is
+#: missing, so that it falls back rather than fails:
+#:
+#: * locks live on the inode, and every jail reads the same inodes (the runtime, an
+#:   organiser's ``--read-only`` paths, a bot's own folder in each of its processes): a lock
+#:   on a byte one jail holds another can test. ``flock`` and ``fcntl``'s lock, lease and
+#:   directory-notification commands answer ENOLCK (what a file system without locking
+#:   answers: SQLite in memory needs none, and on a file asks for ``nolock=1``).
+#: * watching a file (inotify, fanotify, dnotify) reports other jails' opens and reads of it.
+#: * the page cache holds what any jail read: ``mincore`` and ``cachestat`` would tell which
+#:   pages of a shared file are in it (the kernel already hides this from a process that may
+#:   not write the file; a user-namespace jail runs as the file's owner).
+#: * asynchronous I/O contexts are counted machine-wide and capped (``fs.aio-max-nr``): one
+#:   jail's ``io_setup`` can be seen, or refused, by another.
+#: * ``sysinfo`` counts the machine's processes, free memory and load: a jail that starts
+#:   threads or touches memory moves what another reads. glibc calls it only for
+#:   ``getloadavg`` (which then fails) and ``sysconf(_SC_PHYS_PAGES)`` (which then returns a
+#:   meaningless figure: qsort's choice of method, the one caller in the kits' runtimes,
+#:   sorts correctly either way); a bot's memory is its limit, in its ``/proc/meminfo``.
+#: * merging identical pages (KSM) makes a write to a page another jail also holds slower.
+UNAVAILABLE_SYSCALLS = (
+    "sysinfo",
+    "flock",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    "fanotify_init",
+    "fanotify_mark",
+    "mincore",
+    "cachestat",
+    "io_setup",
+    "io_submit",
+    "io_getevents",
+    "io_pgetevents",
+    "io_cancel",
+    "io_destroy",
+)
+#: ``fcntl`` commands refused with ENOLCK (``fcntl64`` too, on a 32-bit table): POSIX and OFD
+#: byte-range locks (the 64-bit forms are 12-14 on 32-bit tables), leases, ``F_NOTIFY``
+FCNTL_DENIED = {
+    "F_GETLK": 5,
+    "F_SETLK": 6,
+    "F_SETLKW": 7,
+    "F_GETLK64": 12,
+    "F_SETLK64": 13,
+    "F_SETLKW64": 14,
+    "F_OFD_GETLK": 36,
+    "F_OFD_SETLK": 37,
+    "F_OFD_SETLKW": 38,
+    "F_SETLEASE": 1024,
+    "F_GETLEASE": 1025,
+    "F_NOTIFY": 1026,
+}
+#: ``madvise(MADV_MERGEABLE)`` and ``prctl(PR_SET_MEMORY_MERGE)``: pages offered to KSM
+_MADV_MERGEABLE = 12
+_PR_SET_MEMORY_MERGE = 67
 #: clone flags that make a namespace: ``clone`` with any of them is refused (EPERM), and
 #: ``clone3``, whose flags a filter cannot read, answers ENOSYS so that libc falls back to clone
 _CLONE_NEW = {
@@ -149,6 +206,40 @@ _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _CPU_PERIOD_US = 100_000
 #: how long bwrap may take to say its PID 1 (it does so before mounting anything)
 _INFO_TIMEOUT_S = 10.0
+#: files of a jail's own ``/proc`` that count what every process on the machine does (its
+#: threads, open files, terminals, asynchronous I/O, memory, interrupts, I/O, pressure), so
+#: that one jail could move a figure another reads: each is replaced in every jail by a file
+#: of its own (bwrap's ``--ro-bind-data``), empty or, for what runtimes parse (Node reads
+#: ``meminfo``; ``stat`` and ``loadavg`` are what libc and psutil read), a fixed stand-in.
+#: Found by tests/hostile_bots/channels/probe.py's channels and a scan of every /proc file
+#: before and after a process's activity (docs/security.md, "What two jails share").
+PROC_HIDDEN = (
+    "/proc/stat",
+    "/proc/meminfo",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/vmstat",
+    "/proc/zoneinfo",
+    "/proc/buddyinfo",
+    "/proc/pagetypeinfo",
+    "/proc/slabinfo",
+    "/proc/vmallocinfo",
+    "/proc/interrupts",
+    "/proc/softirqs",
+    "/proc/schedstat",
+    "/proc/timer_list",
+    "/proc/diskstats",
+    "/proc/locks",
+    "/proc/key-users",
+    "/proc/sys/fs/file-nr",
+    "/proc/sys/fs/inode-nr",
+    "/proc/sys/fs/inode-state",
+    "/proc/sys/fs/dentry-state",
+    "/proc/sys/fs/aio-nr",
+    "/proc/sys/kernel/pty/nr",
+)
+#: folders of such files: an empty tmpfs over each (pressure stall information)
+PROC_HIDDEN_DIRS = ("/proc/pressure",)
 
 #: the environment of a jailed bot or build (nothing of the referee's own is passed on)
 JAIL_ENV = {
@@ -252,6 +343,15 @@ def seccomp_program() -> bytes:
         rules.add_rule(denied, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     with contextlib.suppress(RuntimeError, ValueError):
         rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    for name in UNAVAILABLE_SYSCALLS:
+        with contextlib.suppress(RuntimeError, ValueError):  # cachestat: Linux 6.5
+            rules.add_rule(sc.ERRNO(errno.ENOLCK if name == "flock" else errno.ENOSYS), name)
+    for call in ("fcntl", "fcntl64"):
+        for command in FCNTL_DENIED.values():
+            with contextlib.suppress(RuntimeError, ValueError):  # fcntl64: 32-bit tables
+                rules.add_rule(sc.ERRNO(errno.ENOLCK), call, sc.Arg(1, sc.EQ, command))
+    rules.add_rule(denied, "madvise", sc.Arg(2, sc.EQ, _MADV_MERGEABLE))
+    rules.add_rule(denied, "prctl", sc.Arg(0, sc.EQ, _PR_SET_MEMORY_MERGE))
     read, write = os.pipe()
     try:
         with os.fdopen(write, "wb") as out:
@@ -575,6 +675,8 @@ class Jail:
     lock: int  #: an fd holding ``home/.lock``: while it is held, the home is in use
     #: where the referee's link to the bot's socket folder goes (``None``: a build, no socket)
     sock_link: Path | None = None
+    #: files bwrap writes into the jail, read-only (``--ro-bind-data``): /proc's stand-ins
+    data: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def argv(self) -> list[str]:
@@ -592,17 +694,22 @@ class Jail:
         info_read = -1  #: ours: where bwrap says its PID 1
         try:
             inline: list[str] = []
-            for flag, data in (
-                ("--args", b"".join(a.encode() + b"\0" for a in self.args)),
-                ("--seccomp", seccomp_program()),
-            ):
+
+            def pipe_of(data: bytes) -> int:
                 read, write = os.pipe()
                 given.append(read)
                 try:
                     os.write(write, data)  # a few KB: the pipe holds it all before bwrap reads
                 finally:
                     os.close(write)  # bwrap reads to EOF
-                inline += [flag, str(read)]
+                return read
+
+            # /proc's stand-ins come last among the options: over the /proc they mount
+            args = list(self.args)
+            for path, content in self.data:
+                args += ["--perms", "0444", "--ro-bind-data", str(pipe_of(content)), path]
+            inline += ["--args", str(pipe_of(b"".join(a.encode() + b"\0" for a in args)))]
+            inline += ["--seccomp", str(pipe_of(seccomp_program()))]
             if self.sock_link is not None:
                 info_read, info_write = os.pipe()
                 given.append(info_write)
@@ -721,6 +828,12 @@ def prepare(
     for e in etc:
         args += ["--ro-bind", f"/etc/{e}", f"/etc/{e}"]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    for d in PROC_HIDDEN_DIRS:
+        if Path(d).is_dir():
+            args += ["--perms", "0555", "--size", "4096", "--tmpfs", d]
+    # No terminals: the count of pseudo-terminals and their cap are machine-wide (a jail
+    # that opens many would be seen, or starve another's), and no bot or build needs one.
+    args += ["--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts"]
     if not build:
         # Its own tmpfs, too small for data: the one writable path besides /tmp
         args += ["--perms", "1777", "--size", str(SOCKET_TMPFS_BYTES), "--tmpfs"]
@@ -763,7 +876,46 @@ def prepare(
             rlimits.append(f"--nproc={limits.processes}")
     tail += [shutil.which("prlimit") or "prlimit", *rlimits, "--", *command]
     address = f"unix:{sock_link / SOCKET_NAME}"
-    return Jail(prefix, args, tail, address, home, uid, cgroup, lock, None if build else sock_link)
+    return Jail(
+        prefix,
+        args,
+        tail,
+        address,
+        home,
+        uid,
+        cgroup,
+        lock,
+        None if build else sock_link,
+        proc_stand_ins(limits.memory_mb),
+    )
+
+
+@functools.cache
+def proc_stand_ins(memory_mb: int) -> tuple[tuple[str, bytes], ...]:
+    """What a jail reads in place of each of :data:`PROC_HIDDEN` (that the host has): the
+    same for every jail and every moment, so it tells nothing of any process. Memory is the
+    bot's own limit, as a container's ``/proc`` shows its own; the processor count is the
+    host's (a fixed fact, and what ``sched_getaffinity`` tells anyway); no figure moves."""
+    kb = memory_mb * 1024
+    cpus = os.cpu_count() or 1
+    btime = 0
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        text = Path("/proc/stat").read_text()
+        btime = int(next(ln for ln in text.splitlines() if ln.startswith("btime")).split()[1])
+    zeros = " 0" * 10
+    stat = [f"cpu {zeros}", *(f"cpu{i}{zeros}" for i in range(cpus))]
+    stat += ["intr 0", "ctxt 0", f"btime {btime}", "processes 1", "procs_running 1"]
+    stat += ["procs_blocked 0", "softirq 0"]
+    meminfo = [f"MemTotal: {kb:>12} kB", f"MemFree: {kb:>13} kB", f"MemAvailable: {kb:>8} kB"]
+    meminfo += [f"{k}: {0:>{16 - len(k)}} kB" for k in ("Buffers", "Cached", "SwapCached")]
+    meminfo += [f"{k}: {0:>{16 - len(k)}} kB" for k in ("SwapTotal", "SwapFree", "Shmem")]
+    known = {
+        "/proc/stat": "\n".join(stat) + "\n",
+        "/proc/meminfo": "\n".join(meminfo) + "\n",
+        "/proc/loadavg": "0.00 0.00 0.00 1/1 1\n",
+        "/proc/uptime": "0.00 0.00\n",
+    }
+    return tuple((p, known.get(p, "").encode()) for p in PROC_HIDDEN if os.path.exists(p))
 
 
 def _make_home() -> tuple[Path, int]:
@@ -885,6 +1037,13 @@ def report(limits: Limits | None = None) -> tuple[bool, list[str]]:
         "request_key; ptrace; perf_event_open; userfaultfd; new namespaces; mounts; bpf; "
         f"io_uring; modules), clone with CLONE_NEW* flags refused, clone3 ENOSYS: "
         f"{len(seccomp_program())}-byte filter by libseccomp"
+    )
+    lines.append(
+        f"shared kernel objects: {len(UNAVAILABLE_SYSCALLS)} syscalls and "
+        f"{len(FCNTL_DENIED)} fcntl commands refused (file locks and leases, inotify, "
+        "fanotify, dnotify, mincore, cachestat, aio, sysinfo; KSM merging); "
+        f"{len(PROC_HIDDEN) + len(PROC_HIDDEN_DIRS)} machine-wide /proc files replaced by "
+        "stand-ins of the jail's own; no terminals (docs/security.md, What two jails share)"
     )
     lines.append(
         f"builds: a uid of its own, no network (--online-builds to allow), in a copy of the "

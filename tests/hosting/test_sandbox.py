@@ -158,7 +158,8 @@ def test_ttr_sandbox_says_how_each_defence_is_enforced_here(
     assert "namespaces" in out and "memory 300 MB" in out
     assert "logs capped at 1024 KB per game" in out
     assert "socket folder a 64 KiB tmpfs" in out and "RLIMIT_FSIZE" in out
-    assert "seccomp: 40 syscalls refused (keyrings: add_key, keyctl, request_key;" in out
+    assert "seccomp: 39 syscalls refused (keyrings: add_key, keyctl, request_key;" in out
+    assert "shared kernel objects: 16 syscalls and 12 fcntl commands refused" in out
     assert "builds: a uid of its own, no network (--online-builds to allow)" in out
 
 

@@ -1,0 +1,179 @@
+"""No channel between jails (issue 34): every kernel object two jails could both touch, tried.
+
+For each item of docs/security.md's inventory ("What two jails share"), a sender and a
+receiver (``tests/hostile_bots/channels/probe.py``) try to pass a random 64-bit secret
+through it. Unjailed (the control, what ``--no-sandbox`` runs) the receiver reads the secret
+exactly, so each test can fail; jailed, it gets no more bits right than a guess. Both jails
+are real (``referee.hosting.sandbox.prepare``), started as the launcher starts a bot, and run
+at once as two seats' bots of one game do, in two ways: two bots whose folders differ but who
+read one shared path (the runtime, an organiser's ``--read-only`` folder), and two processes
+of one bot (one folder), as a tournament's rotations of one deal are.
+
+The secret has as many ones as zeros, so a receiver that learns nothing and answers a
+constant gets exactly 32 bits of 64 right, and one that guesses at random gets 49 or more
+about once in 50,000 runs; the jailed receiver must stay at 48 or under, and most answer
+``refused`` outright.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from referee.hosting import sandbox
+from referee.hosting.sandbox import JAIL_ENV, Limits, SandboxConfig, unavailable_reason
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE_DIR = ROOT / "tests" / "hostile_bots" / "channels"
+probe_mod = pytest.importorskip("tests.hostile_bots.channels.probe")
+BITS = probe_mod.BITS
+#: the most bits a jailed receiver may get right (a guess gets 32; 49+ is 1 in 50,000)
+CHANCE_MAX = 48
+LIMITS = Limits(memory_mb=512, processes=64, scratch_mb=8)
+TIMEOUT_S = 30
+
+
+@pytest.fixture(autouse=True)
+def sandbox_available() -> None:
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.fail(f"the bot sandbox cannot run on this machine: {reason}")
+
+
+class Side:
+    """One probe process, jailed or not, and its line protocol."""
+
+    def __init__(self, channel: str, role: str, folder: Path, shared: Path, jailed: bool):
+        command = [sys.executable, "probe.py", channel, role, str(shared)]
+        self.jail: sandbox.Jail | None = None
+        if jailed:
+            config = SandboxConfig(limits=LIMITS, read_only=(str(shared),))
+            self.jail = sandbox.prepare(command, folder, config, dict(JAIL_ENV))
+            self.proc = self.jail.popen(
+                env=dict(JAIL_ENV),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        else:
+            self.proc = subprocess.Popen(
+                command,
+                cwd=folder,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        self.first = self.line()
+
+    def line(self) -> str:
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.readline().decode().strip()
+        if not out:
+            self.proc.kill()
+            err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+            raise AssertionError(f"the probe said nothing: {err[-2000:]}")
+        return out
+
+    def ask(self, line: str) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        return self.line()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        if self.jail is not None:
+            self.jail.cleanup()
+
+
+@contextlib.contextmanager
+def pair(channel: str, tmp: Path, jailed: bool, one_folder: bool) -> Iterator[tuple[Side, Side]]:
+    """A receiver (started first: it watches before anything is sent) and a sender. Their
+    folders are copies of the probe's, or one folder for both; ``tmp/shared`` is what the
+    channels' files are in, readable by both (and, for one folder, the folder itself)."""
+    folders = [tmp / "bot-a", tmp / "bot-b"]
+    for f in folders[: 1 if one_folder else 2]:
+        shutil.copytree(PROBE_DIR, f, ignore=shutil.ignore_patterns("__pycache__"))
+    if one_folder:
+        folders[1] = folders[0]
+        shared = folders[0] / "shared"
+    else:
+        shared = tmp / "shared"
+    probe_mod.fill(shared)
+    for p in [tmp, *folders, *shared.rglob("*"), shared]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    sides: list[Side] = []
+    try:
+        sides.append(Side(channel, "recv", folders[0], shared, jailed))
+        sides.append(Side(channel, "send", folders[1], shared, jailed))
+        yield sides[0], sides[1]
+    finally:
+        for side in reversed(sides):
+            side.close()
+
+
+def passes(channel: str, tmp: Path, jailed: bool, one_folder: bool = False) -> tuple[int, str]:
+    """Bits of a random secret the receiver got right, and what it said last."""
+    # as many ones as zeros: a receiver that learns nothing (refused, or reading a stand-in
+    # that never moves) answers a constant and gets exactly half right
+    secret = [1] * (BITS // 2) + [0] * (BITS // 2)
+    secrets.SystemRandom().shuffle(secret)
+    with pair(channel, tmp, jailed, one_folder) as (recv, send):
+        if channel in probe_mod.SERIAL:
+            got = []
+            last = recv.first
+            for bit in secret:
+                send.ask("bit 0")
+                recv.ask("base")
+                said = send.ask(f"bit {bit}")
+                last = recv.ask("read")
+                got.append(int(last.split()[1]) if last.startswith("bit ") else 0)
+                if said.startswith("refused") and last.startswith("refused"):
+                    break
+            got += [0] * (BITS - len(got))
+        else:
+            send.ask("bits " + "".join(map(str, secret)))
+            last = recv.ask("read")
+            got = [int(c) for c in last.split()[1]] if last.startswith("bits ") else [0] * BITS
+    return sum(a == b for a, b in zip(got, secret, strict=True)), last
+
+
+#: every channel of the inventory; the control must carry each exactly (the page cache's
+#: may lose a page the kernel brought in on its own)
+PARALLEL = sorted(probe_mod.PARALLEL)
+SERIAL = sorted(probe_mod.SERIAL)
+
+
+@pytest.mark.parametrize("channel", PARALLEL + SERIAL)
+def test_the_channel_carries_the_secret_unjailed(channel: str, tmp_path: Path) -> None:
+    right, last = passes(channel, tmp_path, jailed=False)
+    assert right >= (60 if channel in ("mincore", "cachestat") else BITS), (channel, last)
+
+
+@pytest.mark.parametrize("channel", PARALLEL + SERIAL)
+def test_two_jails_share_nothing(channel: str, tmp_path: Path) -> None:
+    right, last = passes(channel, tmp_path, jailed=True)
+    assert right <= CHANCE_MAX, (channel, right, last)
+
+
+@pytest.mark.parametrize("channel", PARALLEL)
+def test_two_processes_of_one_bot_share_nothing(channel: str, tmp_path: Path) -> None:
+    right, last = passes(channel, tmp_path, jailed=True, one_folder=True)
+    assert right <= CHANCE_MAX, (channel, right, last)
