@@ -166,6 +166,12 @@ FCNTL_DENIED = {
 #: ``madvise(MADV_MERGEABLE)`` and ``prctl(PR_SET_MEMORY_MERGE)``: pages offered to KSM
 _MADV_MERGEABLE = 12
 _PR_SET_MEMORY_MERGE = 67
+#: what drops a shared file's pages from the page cache, which would let a pair reuse a page
+#: of the runtime for a timing bit again and again (a page once read otherwise stays cached):
+#: ``posix_fadvise(POSIX_FADV_DONTNEED)`` (any reader may; a hint, so it answers success and
+#: does nothing) and ``madvise(MADV_COLD | MADV_PAGEOUT)`` of a file mapping
+_FADV_DONTNEED = 4
+_MADV_COLD, _MADV_PAGEOUT = 20, 21
 #: clone flags that make a namespace: ``clone`` with any of them is refused (EPERM), and
 #: ``clone3``, whose flags a filter cannot read, answers ENOSYS so that libc falls back to clone
 _CLONE_NEW = {
@@ -350,7 +356,11 @@ def seccomp_program() -> bytes:
         for command in FCNTL_DENIED.values():
             with contextlib.suppress(RuntimeError, ValueError):  # fcntl64: 32-bit tables
                 rules.add_rule(sc.ERRNO(errno.ENOLCK), call, sc.Arg(1, sc.EQ, command))
-    rules.add_rule(denied, "madvise", sc.Arg(2, sc.EQ, _MADV_MERGEABLE))
+    for advice in (_MADV_MERGEABLE, _MADV_COLD, _MADV_PAGEOUT):
+        rules.add_rule(denied, "madvise", sc.Arg(2, sc.EQ, advice))
+    for call, arg in (("fadvise64", 3), ("fadvise64_64", 3), ("arm_fadvise64_64", 1)):
+        with contextlib.suppress(RuntimeError, ValueError):  # each on its own tables
+            rules.add_rule(sc.ERRNO(0), call, sc.Arg(arg, sc.EQ, _FADV_DONTNEED))
     rules.add_rule(denied, "prctl", sc.Arg(0, sc.EQ, _PR_SET_MEMORY_MERGE))
     read, write = os.pipe()
     try:

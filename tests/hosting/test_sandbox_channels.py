@@ -177,3 +177,76 @@ def test_two_jails_share_nothing(channel: str, tmp_path: Path) -> None:
 def test_two_processes_of_one_bot_share_nothing(channel: str, tmp_path: Path) -> None:
     right, last = passes(channel, tmp_path, jailed=True, one_folder=True)
     assert right <= CHANCE_MAX, (channel, right, last)
+
+
+SQLITE = """
+import sqlite3
+for target, uri in ((":memory:", False), ("file:/tmp/scratch.db?nolock=1", True)):
+    db = sqlite3.connect(target, uri=uri)
+    db.execute("create table t (x)")
+    db.execute("insert into t values (41)")
+    db.commit()
+    print(target, db.execute("select x + 1 from t").fetchone()[0])
+try:
+    sqlite3.connect("/tmp/locking.db").execute("create table t (x)")
+    print("locking file: ok")
+except sqlite3.OperationalError as e:
+    print("locking file:", e)
+"""
+
+
+def test_a_jailed_python_bot_keeps_sqlite_in_memory_and_without_locks(tmp_path: Path) -> None:
+    """Locks are refused in a jail's own ``/tmp`` too (the filter cannot tell a private inode
+    from a shared one): SQLite in memory takes none and works, a file database works with
+    ``nolock=1``, and one that locks is told so (docs/bot-api.md)."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "db.py").write_text(SQLITE)
+    jail = sandbox.prepare([sys.executable, "db.py"], folder, SandboxConfig(), dict(JAIL_ENV))
+    try:
+        proc = jail.popen(env=dict(JAIL_ENV), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = proc.communicate(timeout=TIMEOUT_S)[0].decode()
+    finally:
+        jail.cleanup()
+    assert ":memory: 42" in out and "file:/tmp/scratch.db?nolock=1 42" in out, out
+    assert "locking file: database is locked" in out, out
+
+
+EVICT = """
+import os, sys
+for name in sys.argv[1:]:
+    fd = os.open(name, os.O_RDONLY)
+    os.read(fd, 4096)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("jailed", [False, True], ids=["unjailed", "jailed"])
+def test_a_jail_cannot_drop_a_shared_page_from_the_cache(tmp_path: Path, jailed: bool) -> None:
+    """A page once read stays cached, so the page cache's timing carries at most a bit per
+    page of the runtime, once; a bot that could drop pages (``posix_fadvise`` DONTNEED
+    needs only read access) could reuse them without end. The host reads residency with
+    ``mincore`` (it owns the files); unjailed the drop works, so the test can fail."""
+    shared = tmp_path / "shared"
+    probe_mod.fill(shared)
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "evict.py").write_text(EVICT)
+    files = [str(f) for f in sorted(shared.glob("bit*"))]
+    command = [sys.executable, "evict.py", *files]
+    if jailed:
+        config = SandboxConfig(limits=LIMITS, read_only=(str(shared),))
+        jail = sandbox.prepare(command, folder, config, dict(JAIL_ENV))
+        try:
+            proc = jail.popen(env=dict(JAIL_ENV), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            out = proc.communicate(timeout=TIMEOUT_S)[0].decode()
+        finally:
+            jail.cleanup()
+    else:
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+        out = done.stdout + done.stderr
+    assert "done" in out, out
+    cached = sum(probe_mod.Mincore().recv(shared))
+    assert cached == (BITS if jailed else 0), (cached, out)
