@@ -18,6 +18,7 @@ about once in 50,000 runs; the jailed receiver must stay at 48 or under, and mos
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
 import subprocess
@@ -50,8 +51,11 @@ def sandbox_available() -> None:
 class Side:
     """One probe process, jailed or not, and its line protocol."""
 
-    def __init__(self, channel: str, role: str, folder: Path, shared: Path, jailed: bool):
-        command = [sys.executable, "probe.py", channel, role, str(shared)]
+    def __init__(
+        self, channel: str, role: str, folder: Path, shared: Path, jailed: bool, native: bool
+    ):
+        program = ["./probe"] if native else [sys.executable, "probe.py"]
+        command = [*program, channel, role, str(shared)]
         self.jail: sandbox.Jail | None = None
         if jailed:
             config = SandboxConfig(limits=LIMITS, read_only=(str(shared),))
@@ -104,13 +108,25 @@ class Side:
 
 
 @contextlib.contextmanager
-def pair(channel: str, tmp: Path, jailed: bool, one_folder: bool) -> Iterator[tuple[Side, Side]]:
+def pair(
+    channel: str, tmp: Path, jailed: bool, one_folder: bool, native: bool = False
+) -> Iterator[tuple[Side, Side]]:
     """A receiver (started first: it watches before anything is sent) and a sender. Their
     folders are copies of the probe's, or one folder for both; ``tmp/shared`` is what the
-    channels' files are in, readable by both (and, for one folder, the folder itself)."""
+    channels' files are in, readable by both (and, for one folder, the folder itself).
+    ``native``: the C probe, compiled into each folder."""
     folders = [tmp / "bot-a", tmp / "bot-b"]
     for f in folders[: 1 if one_folder else 2]:
         shutil.copytree(PROBE_DIR, f, ignore=shutil.ignore_patterns("__pycache__"))
+        if native:
+            compiler = shutil.which("cc")
+            if compiler is None:
+                message = "no C compiler (cc) for the native probe"
+                if os.environ.get("CI"):
+                    pytest.fail(f"{message} (CI is set, so this is a failure, not a skip)")
+                pytest.skip(f"{message}: run tools/ensure_toolchains.sh")
+            build = [compiler, "-O1", "-o", str(f / "probe"), str(f / "probe.c")]
+            subprocess.run(build, check=True, capture_output=True, timeout=TIMEOUT_S)
     if one_folder:
         folders[1] = folders[0]
         shared = folders[0] / "shared"
@@ -121,21 +137,23 @@ def pair(channel: str, tmp: Path, jailed: bool, one_folder: bool) -> Iterator[tu
         p.chmod(0o755 if p.is_dir() else 0o644)
     sides: list[Side] = []
     try:
-        sides.append(Side(channel, "recv", folders[0], shared, jailed))
-        sides.append(Side(channel, "send", folders[1], shared, jailed))
+        sides.append(Side(channel, "recv", folders[0], shared, jailed, native))
+        sides.append(Side(channel, "send", folders[1], shared, jailed, native))
         yield sides[0], sides[1]
     finally:
         for side in reversed(sides):
             side.close()
 
 
-def passes(channel: str, tmp: Path, jailed: bool, one_folder: bool = False) -> tuple[int, str]:
+def passes(
+    channel: str, tmp: Path, jailed: bool, one_folder: bool = False, native: bool = False
+) -> tuple[int, str]:
     """Bits of a random secret the receiver got right, and what it said last."""
     # as many ones as zeros: a receiver that learns nothing (refused, or reading a stand-in
     # that never moves) answers a constant and gets exactly half right
     secret = [1] * (BITS // 2) + [0] * (BITS // 2)
     secrets.SystemRandom().shuffle(secret)
-    with pair(channel, tmp, jailed, one_folder) as (recv, send):
+    with pair(channel, tmp, jailed, one_folder, native) as (recv, send):
         if channel in probe_mod.SERIAL:
             got = []
             last = recv.first
@@ -177,6 +195,21 @@ def test_two_jails_share_nothing(channel: str, tmp_path: Path) -> None:
 def test_two_processes_of_one_bot_share_nothing(channel: str, tmp_path: Path) -> None:
     right, last = passes(channel, tmp_path, jailed=True, one_folder=True)
     assert right <= CHANCE_MAX, (channel, right, last)
+
+
+#: what probe.c knows: the channels of the issue's attacks, made by a native program (a Go or
+#: C++ bot's runtime is its own code making the calls, with no interpreter between)
+NATIVE = ["posix-lock", "flock", "inotify"]
+
+
+@pytest.mark.parametrize("jailed", [False, True], ids=["unjailed", "jailed"])
+@pytest.mark.parametrize("channel", NATIVE)
+def test_a_native_pair_shares_nothing(channel: str, jailed: bool, tmp_path: Path) -> None:
+    right, last = passes(channel, tmp_path, jailed=jailed, native=True)
+    if jailed:
+        assert right <= CHANCE_MAX and last.startswith("refused"), (channel, right, last)
+    else:
+        assert right == BITS, (channel, last)
 
 
 SQLITE = """
