@@ -116,6 +116,7 @@ LOCK = ".ttr-build.lock"
 #: left, is stopped and reported (a cold C++ build of the starter kit takes well under a minute
 #: on 2 cores); :class:`_Deadline` is where it is kept
 BUILD_TIMEOUT_S = 900.0
+_CANCEL_POLL_S = 0.1  #: how often a build's wait looks at its ``cancel`` event
 _TAIL_LINES = 15
 _TAIL_BYTES = 8192  #: what of a build's output is kept in memory for its error message
 #: how long to wait for a build's output once it ended (a leftover holding the pipe is killed
@@ -177,16 +178,32 @@ class _Deadline:
 
     seconds: float
     at: float  #: time.monotonic() past which the build has failed
+    #: set by another thread to stop the build now (a server stopping: ``ensure_built``)
+    cancel: threading.Event | None = None
 
     @classmethod
-    def start(cls, seconds: float) -> _Deadline:
-        return cls(seconds, time.monotonic() + seconds)
+    def start(cls, seconds: float, cancel: threading.Event | None = None) -> _Deadline:
+        return cls(seconds, time.monotonic() + seconds, cancel)
 
     def left(self) -> float:
         return max(0.0, self.at - time.monotonic())
 
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
     def passed(self) -> bool:
-        return time.monotonic() >= self.at
+        return time.monotonic() >= self.at or self.cancelled()
+
+    def wait(self, proc: subprocess.Popen[bytes]) -> int:
+        """``proc``'s exit status; :class:`subprocess.TimeoutExpired` once the deadline has
+        passed or the build is cancelled (looked at every :data:`_CANCEL_POLL_S`)."""
+        while True:
+            left = self.left()
+            try:
+                return proc.wait(timeout=left if self.cancel is None else min(left, _CANCEL_POLL_S))
+            except subprocess.TimeoutExpired:
+                if self.passed() or left <= _CANCEL_POLL_S:
+                    raise
 
     def check(self, during: str) -> None:
         """Raise :class:`_TimedOut` if the deadline has passed; called at every entry of the
@@ -232,12 +249,22 @@ def build_limits(limits: Limits) -> Limits:
     )
 
 
-def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> bool:
+def ensure_built(
+    config: BotConfig,
+    sandbox: SandboxConfig | None = None,
+    *,
+    timeout_s: float | None = None,
+    cancel: threading.Event | None = None,
+) -> bool:
     """Run ``config.build`` in the bot folder unless the folder is as its last successful
     build left it; return whether a build ran. Raises :class:`BotBuildError`.
 
     The build runs in a jail (module docstring) unless ``sandbox`` is disabled; ``None`` is
-    the default sandbox, so a caller that forgets to say does not run hostile code unjailed."""
+    the default sandbox, so a caller that forgets to say does not run hostile code unjailed.
+    ``timeout_s``: its time limit (default :data:`BUILD_TIMEOUT_S`; a competition server's
+    season sets its own). ``cancel``: once set (by another thread: a server stopping), the
+    build is killed as one past its time, within a fraction of a second, and fails as
+    stopped."""
     if not config.build:
         return False
     if sandbox is None:
@@ -256,7 +283,8 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
             f"ttr: building bot {config.name!r} in {folder}{jailed} (log: {log})", file=sys.stderr
         )
         started = time.monotonic()
-        deadline = _Deadline.start(BUILD_TIMEOUT_S)  # after the lock: waiting is no build
+        limit = BUILD_TIMEOUT_S if timeout_s is None else timeout_s
+        deadline = _Deadline.start(limit, cancel)  # after the lock: waiting is no build
         with _create(config.name, log) as out:
             capped = BuildLog(out, sandbox.limits.log_kb * 1024)
             try:
@@ -268,7 +296,11 @@ def ensure_built(config: BotConfig, sandbox: SandboxConfig | None = None) -> boo
                     for step in config.build:
                         _run_step(config.name, folder, step, capped, log, deadline)
             except _TimedOut as e:
-                why = f"did not finish in {deadline.seconds:g} s"
+                why = (
+                    "was stopped (cancelled)"
+                    if deadline.cancelled()
+                    else f"did not finish in {deadline.seconds:g} s"
+                )
                 during = f" ({e.during})" if e.during else ""
                 raise BotBuildError(
                     f"bot {config.name!r} ({folder}): {_named(e.shown)} {why}{during}"
@@ -814,7 +846,7 @@ def _wait(
     got) until ``deadline``; raise :class:`BotBuildError` if it failed, :class:`_TimedOut`
     once it is killed for running past the deadline."""
     try:
-        code = proc.wait(timeout=deadline.left())
+        code = deadline.wait(proc)
     except subprocess.TimeoutExpired:
         _kill(proc)
         reader.join(timeout=_READER_JOIN_S)
