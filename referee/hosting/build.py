@@ -26,11 +26,12 @@ in one jail made by :func:`referee.hosting.sandbox.prepare` (``build=True``), th
 code with these differences (:func:`_run_jailed`):
 
 * the bot folder is bound **read-only** at ``/run/ttr-source`` and copied into a tmpfs of
-  ``--build-mb`` mounted at the folder's own path (so the paths a build writes into its
-  outputs are the bot's); the steps run there, and what they leave comes back as a tar
-  stream of at most that size and of at most a bot folder's entries
-  (:data:`referee.hosting.folder.MAX_FILES`, counted as the stream is read: a build leaving
-  more is refused before anything of it is unpacked), unpacked into the folder by
+  ``--build-mb`` mounted at ``/bot``, where its bot finds it too (so the paths a build
+  writes into its outputs are the bot's, and neither sees the host's path); the steps run
+  there, and what they leave comes back as a tar stream of at most that size and of at
+  most a bot folder's entries (:data:`referee.hosting.folder.MAX_FILES`, counted as the
+  stream is read: a build leaving more is refused before anything of it is unpacked),
+  unpacked into the folder by
   :func:`_unpack` with tarfile's ``data`` filter (no absolute paths, no ``..``, no links
   leaving the folder, no devices, FIFOs or set-uid bits), never over the launcher's own files
   and never through a link already in the folder (one in the way of what comes back is
@@ -541,13 +542,14 @@ def _run_jailed(
     deadline: _Deadline,
 ) -> None:
     """Every step in one jail (sandbox.prepare, ``build=True``): the folder is copied into a
-    tmpfs of ``sandbox.build_mb`` at its own path (so paths a build writes into its outputs
-    are the bot's), the steps run there as a uid of their own with no network (unless
-    ``online_builds``), and what they leave comes back as a tar stream, at most the tmpfs's
-    size, unpacked into the folder by :func:`_unpack`, which refuses links out of it,
-    absolute paths, devices and FIFOs, and more entries than a bot folder's. Nothing the
-    build does writes the host directly. All of it, the unpacking included, within
-    ``deadline``."""
+    tmpfs of ``sandbox.build_mb`` at :data:`~referee.hosting.sandbox.FOLDER_INSIDE`, where
+    its bot will find it too (so paths a build writes into its outputs are the bot's, and
+    neither sees the host's path, which names the organiser's data folder), the steps run
+    there as a uid of their own with no network (unless ``online_builds``), and what they
+    leave comes back as a tar stream, at most the tmpfs's size, unpacked into the folder by
+    :func:`_unpack`, which refuses links out of it, absolute paths, devices and FIFOs, and
+    more entries than a bot folder's. Nothing the build does writes the host directly. All
+    of it, the unpacking included, within ``deadline``."""
     for step in steps:
         # Found here, by the jail's PATH, so that a missing tool is one clear line rather
         # than a complaint of the shell's in the log.
@@ -558,7 +560,8 @@ def _run_jailed(
                 f"`{' '.join(step)}`: {tool!r} not found on {JAIL_ENV['PATH']}" + _TOOLCHAINS
             )
     env = dict(JAIL_ENV)
-    env.update((k, str(folder / CACHE_DIR / sub)) for k, sub in CACHE_ENV.items())
+    inside = Path(sandbox_mod.FOLDER_INSIDE) / CACHE_DIR  # never the host's path
+    env.update((k, str(inside / sub)) for k, sub in CACHE_ENV.items())
     if sandbox.online_builds:
         env.update((k, os.environ[k]) for k in _PASSED_ENV if k in os.environ)
     config = dataclasses.replace(sandbox, limits=build_limits(sandbox.limits))

@@ -59,8 +59,11 @@ SOCKET_DIR_INSIDE = "/run/ttr"
 SOCKET_NAME = "bot.sock"
 #: the tmpfs at SOCKET_DIR_INSIDE: room for the socket's inode, not for a bot's data
 SOCKET_TMPFS_BYTES = 64 * 1024
-#: where a build finds its folder as it was (read-only); it builds in a copy at the folder's
-#: own path, a tmpfs of ``SandboxConfig.build_mb``
+#: where a bot (and its build) finds its own folder, whatever the host calls it: the host's
+#: path names the organiser's data folder and the bot's id, which are no bot's business
+FOLDER_INSIDE = "/bot"
+#: where a build finds its folder as it was (read-only); it builds in a copy at
+#: :data:`FOLDER_INSIDE`, a tmpfs of ``SandboxConfig.build_mb``
 BUILD_SOURCE_INSIDE = "/run/ttr-source"
 #: syscalls a jail refuses with EPERM (a container runtime's default deny list, as far as a
 #: bot or a build can do without it): what a process needs to share or find state outside
@@ -781,15 +784,18 @@ def prepare(
     *,
     build: bool = False,
 ) -> Jail:
-    """A :class:`Jail` for ``command`` (already expanded) run in the bot ``folder``.
+    """A :class:`Jail` for ``command`` (already expanded) run in the bot ``folder``, which
+    the jail shows read-only at :data:`FOLDER_INSIDE` (its working directory), never at the
+    host's path.
 
     ``env`` is the whole environment the bot gets (nothing of the referee's is passed on);
     ``TTR_BOT_ADDRESS`` is set here, since only the jail knows the socket's inside path.
 
     ``build``: the jail of a bot's build (referee/hosting/build.py) instead: the folder
-    read-only at :data:`BUILD_SOURCE_INSIDE` and a tmpfs of ``config.build_mb`` at its own
-    path to build in (build.py copies it in and the result out), no socket, a fresh uid as
-    for bots (never root), and the host's network only with ``config.online_builds``.
+    read-only at :data:`BUILD_SOURCE_INSIDE` and a tmpfs of ``config.build_mb`` at
+    :data:`FOLDER_INSIDE` to build in (build.py copies it in and the result out), no socket,
+    a fresh uid as for bots (never root), and the host's network only with
+    ``config.online_builds``.
     """
     require_available()
     sweep_stale()
@@ -811,7 +817,6 @@ def prepare(
             *python_runtime(),
             *([node_modules] if node_modules else []),
             *(Path(p) for p in config.read_only),
-            *([] if build else [folder]),
         ]
     )
     prefix: list[str] = []
@@ -824,14 +829,16 @@ def prepare(
     # The scratch tmpfs first: a bot folder that lives under the host's /tmp is then bound on
     # top of it, not hidden by it.
     args += ["--perms", "1777", "--size", str(limits.scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-    inside = [folder, Path(BUILD_SOURCE_INSIDE)] if build else [Path(SOCKET_DIR_INSIDE)]
+    inside = [Path(BUILD_SOURCE_INSIDE)] if build else [Path(SOCKET_DIR_INSIDE)]
     args += _parent_dirs([*binds, *inside])
     for p in binds:
         args += ["--ro-bind", str(p), str(p)]
-    if build:  # after the runtime: a folder inside the venv or the SDK is still writable
+    if build:  # the folder as it is, read-only, and a tmpfs at its inside path to build in
         args += ["--ro-bind", str(folder), BUILD_SOURCE_INSIDE]
         args += ["--perms", "0777", "--size", str(config.build_mb * 1024 * 1024), "--tmpfs"]
-        args.append(str(folder))
+        args.append(FOLDER_INSIDE)
+    else:
+        args += ["--ro-bind", str(folder), FOLDER_INSIDE]
     etc = [e for e in (*_ETC, *(_ETC_NETWORK if online else ())) if (Path("/etc") / e).exists()]
     if etc:
         args += ["--perms", "0755", "--dir", "/etc"]
@@ -848,7 +855,7 @@ def prepare(
         # Its own tmpfs, too small for data: the one writable path besides /tmp
         args += ["--perms", "1777", "--size", str(SOCKET_TMPFS_BYTES), "--tmpfs"]
         args.append(SOCKET_DIR_INSIDE)
-    args += ["--chdir", str(folder), "--clearenv"]
+    args += ["--chdir", FOLDER_INSIDE, "--clearenv"]
     inside_env = dict(env)
     inside_env.update(
         HOME="/tmp",

@@ -70,7 +70,12 @@ print("capeff", status["CapEff"].strip(), "nonewprivs", status["NoNewPrivs"].str
 cpu = [l for l in pathlib.Path("/proc/self/limits").read_text().splitlines() if "cpu time" in l]
 print("cpu-limit", cpu[0].split()[3])
 print("uid", os.getuid(), "home", os.environ["HOME"])
-print("beside-folder", sorted(os.listdir(os.path.dirname(secret))))
+try:
+    print("beside-folder", sorted(os.listdir(os.path.dirname(secret))))
+except OSError as e:
+    print("beside-folder", "DENIED", type(e).__name__)
+print("where", os.getcwd(), os.environ.get("GOCACHE"), os.environ.get("PWD"))
+print("host-paths", sum(os.path.dirname(secret) in t for t in os.environ.values()))
 print("netns", os.readlink("/proc/self/ns/net"))
 # The launcher writes its stamp here after the build: make it a link to a file outside.
 os.symlink(victim, ".ttr-build")
@@ -129,6 +134,10 @@ def test_a_hostile_build_reaches_nothing_but_its_folder(tmp_path: Path) -> None:
     assert uid != 0 and (uid >= 3_000_000_000 if os.geteuid() == 0 else uid == os.geteuid())
     assert seen["uid"].endswith(" home /tmp")
     assert "secret" not in seen["beside-folder"] and "victim" not in seen["beside-folder"]
+    # It builds at /bot: its working folder and cache variables name no host path (the
+    # organiser's data folder and the bot's id were in both; its mounts still do)
+    assert seen["where"] == "/bot /bot/.ttr-cache/go /bot", seen["where"]
+    assert seen["host-paths"] == "0", seen
     # No network but a loopback of its own: another network namespace.
     assert seen["netns"] != os.readlink("/proc/self/ns/net")
     # The stamp the build made a link to a file outside: replaced, the file untouched.

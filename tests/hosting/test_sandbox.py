@@ -34,6 +34,8 @@ PROBE_BOT = """
         "uid": os.getuid(),
         "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()),
         "cwd_writable": os.access(".", os.W_OK),
+        "cwd": os.getcwd(),
+        "pwd": os.environ.get("PWD"),
     }
     print("SEEN", repr(seen), file=sys.stderr, flush=True)
 
@@ -83,6 +85,9 @@ def test_a_bot_sees_no_host_path_in_its_jail_no_referee_env_and_its_own_uid(
     assert "TTR_SECRET_OF_THE_REFEREE" not in seen["env"]  # type: ignore[operator]
     assert "TTR_BOT_ADDRESS" in seen["env"]  # type: ignore[operator]
     assert seen["cwd_writable"] is False
+    # its folder is /bot: its working folder and environment name no host path (its mounts
+    # still do: docs/security.md, "What the organiser must still do")
+    assert seen["cwd"] == "/bot" and seen["pwd"] == "/bot", seen
     if os.geteuid() == 0:
         assert seen["uid"] == jail.uid and jail.uid is not None and jail.uid >= 3_000_000_000
     assert len(seen["pids"]) <= 3  # type: ignore[arg-type]

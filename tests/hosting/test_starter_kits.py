@@ -177,9 +177,10 @@ pathlib.Path("out.bin").write_text("built")
 def _bot(tmp_path: Path, sleep_s: float = 0.0, build_line: str | None = None) -> Path:
     folder = tmp_path / "pybuild"
     folder.mkdir(parents=True)
-    count = folder / "builds.txt"  # in the folder: the only place a (jailed) build can write
+    # in the folder, the only place a (jailed) build can write; named from inside it, since a
+    # jailed build sees its folder at /bot, never at the host's path
     if build_line is None:
-        build_line = f'build = ["{{python}}", "build.py", "{count}", "{sleep_s}"]'
+        build_line = f'build = ["{{python}}", "build.py", "builds.txt", "{sleep_s}"]'
     (folder / "bot.toml").write_text(
         'name = "pybuild"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n' + build_line + "\n",
         encoding="utf-8",
@@ -249,12 +250,11 @@ def test_build_config_errors_are_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_several_steps_run_in_order(tmp_path: Path) -> None:
-    count = tmp_path / "pybuild" / "builds.txt"
     folder = _bot(
         tmp_path,
         build_line=(
-            f'build = [["{{python}}", "build.py", "{count}", "0"], '
-            f'["{{python}}", "-c", "import pathlib; pathlib.Path(\'two\').write_text(\'2\')"]]'
+            'build = [["{python}", "build.py", "builds.txt", "0"], '
+            '["{python}", "-c", "import pathlib; pathlib.Path(\'two\').write_text(\'2\')"]]'
         ),
     )
     config = load_bot_config(folder)

@@ -364,7 +364,7 @@ def _field(path: str, pick: Callable[[str], str]) -> int:
 
 
 class Threads:
-    """Threads on the machine: ``/proc/loadavg``'s 4th field; the sender runs 40 more."""
+    """Threads on the machine: ``/proc/loadavg``'s 4th field; the sender runs 48 more."""
 
     path = "/proc/loadavg"
 
@@ -376,7 +376,7 @@ class Threads:
             e.set()
         self.held = []
         if bit:
-            for _ in range(40):
+            for _ in range(48):
                 e = threading.Event()
                 threading.Thread(target=e.wait, daemon=True).start()
                 self.held.append(e)
@@ -385,7 +385,7 @@ class Threads:
     def read(self) -> int:
         return _field(self.path, lambda t: t.split()[3].split("/")[1])
 
-    step = 20
+    step = 24
 
 
 class Memory:
