@@ -21,6 +21,7 @@ from ttr_arena.cli.options import (
     int_in,
     known_variant,
     positive,
+    positive_float,
     sandbox_of,
 )
 
@@ -132,8 +133,56 @@ def _add_run(sub: Subcommands) -> None:
         action="store_true",
         help="mark the authors' session cookies Secure (behind an HTTPS proxy)",
     )
+    p.add_argument(
+        "--proxy",
+        action="append",
+        default=[],
+        type=_proxy,
+        metavar="ADDRESS",
+        help="the reverse proxy in front (an address or network; repeatable): its "
+        "X-Forwarded-For names the client. Without it the header is ignored from everyone "
+        "(docs/server.md, Deploying in public)",
+    )
+    p.add_argument(
+        "--header-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="S",
+        help="a request's headers must arrive within S seconds of connecting (default 10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=positive_float,
+        default=20.0,
+        metavar="S",
+        help="a request's body (an upload) may pause at most S seconds, else it is dropped "
+        "(default 20)",
+    )
+    p.add_argument(
+        "--connections",
+        type=positive,
+        default=512,
+        help="connections open at once (default 512; the process needs a descriptor each)",
+    )
+    p.add_argument(
+        "--connections-per-address",
+        type=positive,
+        default=64,
+        metavar="N",
+        help="connections open from one client address, an IPv6 client's /64 (default 64)",
+    )
     add_sandbox_options(p)
     p.set_defaults(func=_run)
+
+
+def _proxy(text: str) -> str:
+    from ttr_arena.pages.web.limits import proxy_networks
+
+    try:
+        proxy_networks((text,))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def season_of(args: argparse.Namespace) -> Season:
@@ -167,6 +216,19 @@ def _run(args: argparse.Namespace) -> int:
     from ttr_arena.server.app import WebSettings, serve
 
     season = season_of(args)
+    try:
+        settings = WebSettings(
+            secure_cookies=args.secure_cookies,
+            upload_per_minute=args.uploads_per_minute,
+            login_per_minute=args.logins_per_minute,
+            proxies=tuple(args.proxy),
+            header_timeout_s=args.header_timeout,
+            body_timeout_s=args.body_timeout,
+            connections=args.connections,
+            connections_per_address=min(args.connections_per_address, args.connections),
+        )
+    except ValueError as e:
+        raise UserError(str(e)) from None
     if args.online_builds:
         raise UserError("--online-builds: uploads are built offline, always (docs/security.md)")
     sandbox = sandbox_of(args)
@@ -201,11 +263,7 @@ def _run(args: argparse.Namespace) -> int:
             ladder,
             host=args.host,
             port=args.port,
-            settings=WebSettings(
-                secure_cookies=args.secure_cookies,
-                upload_per_minute=args.uploads_per_minute,
-                login_per_minute=args.logins_per_minute,
-            ),
+            settings=settings,
             ready=ready,
         )
     finally:

@@ -16,6 +16,7 @@ route serves one; an author reads their own bots' logs through the API or their 
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator
 
 import uvicorn
@@ -31,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from leaderboard.ladder.model import Backend
 from leaderboard.store import StoreError
 from ttr_arena.pages.league.server import PAGE_POLICY, NotFound
+from ttr_arena.pages.web.limits import limited_protocol
 from ttr_arena.pages.web.threaded import serve_until_signal, serving
 from ttr_arena.server import api, pages
 from ttr_arena.server.api import ApiError, error_response
@@ -174,17 +176,35 @@ def make_app(backend: Backend, settings: WebSettings | None = None) -> Starlette
 
 
 def _config(app: Starlette, host: str, port: int, settings: WebSettings) -> uvicorn.Config:
+    """uvicorn under :func:`~ttr_arena.pages.web.limits.limited_protocol`'s limits (issue 35:
+    600 idle connections, never sending a byte, held uvicorn's ``limit_concurrency`` of 512
+    and every other request was a 503 for as long as they stayed). Now a connection must send
+    its headers within ``header_timeout_s`` and its body without a pause of
+    ``body_timeout_s``, one address holds at most ``connections_per_address``, and a full
+    server makes room from the address holding most: nothing is refused with a 503 any more.
+
+    Proxy headers (``X-Forwarded-For``) are believed only from the proxies the organiser
+    named (uvicorn's default believes them from loopback, so a client behind any loopback
+    hop was whoever it said, a new address per request, past every per-address limit); the
+    client is then the last address in the header that is not one of them."""
+    limits = settings.connection_limits()
     return uvicorn.Config(
         app,
         host=host,
         port=port,
+        http=limited_protocol(
+            limits, {**SECURITY_HEADERS, "Content-Security-Policy": DEFAULT_POLICY}
+        ),
+        ws="none",
         log_level="warning",
         access_log=False,
         lifespan="off",
         server_header=False,
-        timeout_graceful_shutdown=settings.shutdown_s,
-        timeout_keep_alive=10,
-        limit_concurrency=512,
+        proxy_headers=bool(settings.proxies),
+        forwarded_allow_ips=list(settings.proxies),
+        timeout_graceful_shutdown=settings.shutdown_s + 1,  # the protocol hangs up first
+        timeout_keep_alive=max(1, math.ceil(settings.header_timeout_s)),
+        limit_concurrency=None,  # the connection limits hold it: one request per connection
         h11_max_incomplete_event_size=64 << 10,
     )
 

@@ -28,6 +28,7 @@ from leaderboard.ladder.model import (
 from ttr_arena.pages.league.data import RECENT
 from ttr_arena.pages.league.page import REFRESH_S, page_html
 from ttr_arena.pages.league.server import LeagueSite
+from ttr_arena.pages.web.limits import ConnectionLimits, address_key
 from ttr_arena.server.auth import RateLimit, Sessions
 
 #: The API's JSON: nothing to run, nothing to frame.
@@ -67,13 +68,39 @@ class WebSettings:
     recent: int = RECENT  #: recent games on the league page
     shutdown_s: int = 3  #: graceful shutdown: how long open requests may take to finish
     games_shown: int = 100  #: games listed per version on the author pages and by the API
+    #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client; from
+    #: anyone else the header is ignored, and without one named it is ignored from everyone
+    proxies: tuple[str, ...] = ()
+    header_timeout_s: float = 10.0  #: a request's headers, from opening or the last answer
+    body_timeout_s: float = 20.0  #: the longest pause between two parts of a request's body
+    connections: int = 512  #: open at once, from everyone
+    connections_per_address: int = 64  #: open from one client address (IPv6: its /64)
 
     def __post_init__(self) -> None:
-        for name in ("session_hours", "upload_per_minute", "login_per_minute", "refresh_s"):
+        for name in (
+            "session_hours",
+            "upload_per_minute",
+            "login_per_minute",
+            "refresh_s",
+            "header_timeout_s",
+            "body_timeout_s",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"WebSettings.{name} must be positive")
         if self.login_total_per_minute < 1 or self.recent < 1 or self.games_shown < 1:
             raise ValueError("WebSettings counts must be at least 1")
+        self.connection_limits()  # a ValueError naming what is wrong with them
+
+    def connection_limits(self) -> ConnectionLimits:
+        """What the server holds each connection to (``ttr_arena.pages.web.limits``)."""
+        return ConnectionLimits(
+            header_timeout_s=self.header_timeout_s,
+            body_timeout_s=self.body_timeout_s,
+            per_address=self.connections_per_address,
+            total=self.connections,
+            stop_s=self.shutdown_s,
+            proxies=self.proxies,
+        )
 
 
 class TooLarge(Exception):
@@ -223,7 +250,11 @@ class Web:
 
 
 def client_address(request: Request) -> str:
-    return request.client.host if request.client else "?"
+    """Who is asking, as the rate limits count them: the peer's address (the one its named
+    proxy forwarded, behind one), an IPv6 client by its /64 (a host may use any address of
+    it)."""
+    return address_key(request.client.host) if request.client else "?"
+
 
 
 # JSON of the model's values ------------------------------------------------------------------
