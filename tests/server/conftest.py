@@ -108,7 +108,7 @@ def fake(tmp_path: Path, league_store: Path) -> FakeBackend:
 
 @pytest.fixture
 def settings() -> WebSettings:
-    return WebSettings(upload_per_minute=50, login_per_minute=50, login_total_per_minute=500)
+    return WebSettings(upload_per_minute=50, login_per_minute=50)
 
 
 @pytest.fixture

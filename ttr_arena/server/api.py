@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -23,25 +23,21 @@ from ttr_arena.server.core import (
     GAME_ID,
     LOG_POLICY,
     MAX_SEAT,
+    ApiError,
     TooLarge,
     Web,
     client_address,
+    declared_length,
     dumps,
     game_json,
+    parse_id,
     read_capped,
     season_json,
     validation_json,
     version_json,
 )
 
-
-class ApiError(Exception):
-    """An API answer other than success: its status, its one line, extra headers."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = headers or {}
+__all__ = ["OPENAPI", "ROUTES", "ApiError", "error_response", "json_response"]
 
 
 def json_response(value: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -67,51 +63,39 @@ NO_LOG = "no such game log"
 
 
 async def author_of(request: Request) -> Author:
-    """The author whose bearer token the request carries; 401 (or 429 after too many bad
-    tokens from this address) otherwise."""
+    """The author whose bearer token the request carries; 401 otherwise, or 429 once this
+    client has sent too many wrong ones (a right one always passes)."""
     web = _web(request)
-    address = client_address(request)
     challenge = {"WWW-Authenticate": 'Bearer realm="ttr"'}
     token = bearer(request.headers.get("authorization"))
     if token is None:
         raise ApiError(401, "missing token: send it as 'Authorization: Bearer <token>'", challenge)
-    wait = web.login_wait(address)
-    if wait:
-        raise ApiError(
-            429, f"too many bad tokens: try again in {wait} s", {"Retry-After": str(wait)}
-        )
     author = await web.authenticate(token)
     if author is None:
-        web.login_failed(address)
+        wait = web.login_failed(client_address(request))
+        if wait:
+            raise ApiError(
+                429, f"too many bad tokens: try again in {wait} s", {"Retry-After": str(wait)}
+            )
         challenge = {"WWW-Authenticate": 'Bearer realm="ttr", error="invalid_token"'}
         raise ApiError(401, "wrong token (ask the organiser for yours)", challenge)
     return author
 
 
-async def upload(
-    web: Web, author: Author, request: Request | None, data: IO[bytes] | None = None
-) -> Submitted:
-    """Shared by the API and the form: the author's rate limit, the body read with the
-    season's cap (the API's; the form hands its file part as ``data``), then
-    ``backend.submit``. Raises ApiError with the status and the one line to show."""
-    wait = web.uploads.take(author.author_id)
-    if wait:
-        raise ApiError(
-            429,
-            f"too many uploads: at most {web.settings.upload_per_minute} a minute; "
-            f"try again in {wait} s",
-            {"Retry-After": str(wait)},
-        )
-    owned = data is None
-    if data is None:
-        assert request is not None
-        season = await web.season()
-        try:
-            data = await read_capped(request, season.upload_bytes)
-        except TooLarge as e:
-            raise ApiError(413, str(e)) from None
-        except ValueError as e:
-            raise ApiError(400, str(e)) from None
+def check_length(request: Request, cap: int, too_large: str) -> None:
+    """Refuse from its headers a body over ``cap`` (ApiError 413 ``too_large``) or with a
+    malformed Content-Length (400), before a byte of it is read."""
+    try:
+        length = declared_length(request)
+    except ValueError as e:
+        raise ApiError(400, str(e)) from None
+    if length is not None and length > cap:
+        raise ApiError(413, f"{too_large} ({length} bytes)")
+
+
+async def submit(web: Web, author: Author, data: IO[bytes]) -> Submitted:
+    """Shared by the API and the form, once the body is in: ``backend.submit``. Raises
+    ApiError with the status and the one line to show."""
     try:
         data.seek(0, 2)
         if data.tell() == 0:
@@ -122,15 +106,27 @@ async def upload(
         raise ApiError(e.status, str(e)) from None
     except SubmissionError as e:
         raise ApiError(e.status, str(e)) from None
-    finally:
-        if owned:
-            data.close()
 
 
 async def post_submission(request: Request) -> Response:
+    """The author, their upload slot and the declared size are checked from the headers,
+    before a byte of the body is read; the body is then read with the season's cap."""
     web = _web(request)
     author = await author_of(request)
-    submitted = await upload(web, author, request)
+    async with web.upload_slot(author):
+        season = await web.season()
+        try:  # refused from its Content-Length when that says too much, before any byte
+            data = await read_capped(request, season.upload_bytes)
+        except TooLarge as e:
+            raise ApiError(413, str(e)) from None
+        except ValueError as e:
+            raise ApiError(400, str(e)) from None
+        except ClientDisconnect:
+            raise ApiError(400, "the upload stopped before its end") from None
+        try:
+            submitted = await submit(web, author, data)
+        finally:
+            data.close()
     body = {
         "new": submitted.new,
         "skipped": list(submitted.skipped),
@@ -146,9 +142,17 @@ async def list_submissions(request: Request) -> Response:
     return json_response({"author": author.name, "versions": [version_json(v) for v in versions]})
 
 
+def _id(request: Request, name: str, missing: str) -> int:
+    """The path's id ``name``: at most 9 ASCII digits, else a 404 worded as ``missing`` (as
+    one that does not exist: issue 35, item 9, 2**63 was a 500)."""
+    found = parse_id(request.path_params[name])
+    if found is None:
+        raise ApiError(404, missing)
+    return found
+
+
 def _number(request: Request) -> int:
-    number: int = request.path_params["number"]
-    return number
+    return _id(request, "number", NO_VERSION)
 
 
 async def get_submission(request: Request) -> Response:
@@ -196,8 +200,9 @@ async def get_build_log(request: Request) -> Response:
 async def get_validation_log(request: Request) -> Response:
     web = _web(request)
     author = await author_of(request)
-    index: int = request.path_params["index"]
-    path = await run_in_threadpool(web.backend.validation_log, author, _number(request), index)
+    number = _number(request)
+    index = _id(request, "index", "no such validation log")
+    path = await run_in_threadpool(web.backend.validation_log, author, number, index)
     body = await run_in_threadpool(read_log, path)
     if body is None:
         raise ApiError(404, "no such validation log")
@@ -210,15 +215,16 @@ async def list_games(request: Request) -> Response:
     number: int | None = None
     text = request.query_params.get("number")
     if text is not None:
-        if not text.isdigit() or len(text) > 9:
+        number = parse_id(text)
+        if number is None:
             raise ApiError(400, f"number: expected a version number, got {text[:40]!r}")
-        number = int(text)
     limit = web.settings.games_shown
     text = request.query_params.get("limit")
     if text is not None:
-        if not text.isdigit() or not 1 <= int(text[:9]) <= 1000:
+        given = parse_id(text)
+        if given is None or not 1 <= given <= 1000:
             raise ApiError(400, "limit: expected a whole number from 1 to 1000")
-        limit = int(text)
+        limit = given
     games = await run_in_threadpool(web.backend.games, author, number, limit)
     return json_response({"games": [game_json(g) for g in games]})
 
@@ -227,9 +233,9 @@ async def get_game_log(request: Request) -> Response:
     web = _web(request)
     author = await author_of(request)
     game_id: str = request.path_params["game_id"]
-    seat: int = request.path_params["seat"]
+    seat = parse_id(request.path_params["seat"])
     body = None
-    if GAME_ID.fullmatch(game_id) and seat <= MAX_SEAT:
+    if GAME_ID.fullmatch(game_id) and seat is not None and seat <= MAX_SEAT:
         path = await run_in_threadpool(web.backend.game_log, author, game_id, seat)
         body = await run_in_threadpool(read_log, path)
     if body is None:
@@ -250,15 +256,15 @@ ROUTES = [
     Route("/api/season", get_season, methods=["GET"]),
     Route("/api/submissions", post_submission, methods=["POST"]),
     Route("/api/submissions", list_submissions, methods=["GET"]),
-    Route("/api/submissions/{number:int}", get_submission, methods=["GET"]),
-    Route("/api/submissions/{number:int}/build-log", get_build_log, methods=["GET"]),
+    Route("/api/submissions/{number}", get_submission, methods=["GET"]),
+    Route("/api/submissions/{number}/build-log", get_build_log, methods=["GET"]),
     Route(
-        "/api/submissions/{number:int}/validations/{index:int}/log",
+        "/api/submissions/{number}/validations/{index}/log",
         get_validation_log,
         methods=["GET"],
     ),
     Route("/api/games", list_games, methods=["GET"]),
-    Route("/api/games/{game_id}/logs/{seat:int}", get_game_log, methods=["GET"]),
+    Route("/api/games/{game_id}/logs/{seat}", get_game_log, methods=["GET"]),
     Route("/api/openapi.json", get_openapi, methods=["GET"]),
 ]
 

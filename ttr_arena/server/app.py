@@ -53,7 +53,8 @@ DEFAULT_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; f
 
 class SecurityHeaders:
     """Every answer gets :data:`~ttr_arena.server.core.SECURITY_HEADERS`, and a
-    Content-Security-Policy (:data:`DEFAULT_POLICY` where the route set none)."""
+    Content-Security-Policy (:data:`DEFAULT_POLICY` where the route set none); :class:`_App`
+    puts it outside everything, so a 500 gets them too."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -140,6 +141,27 @@ async def _on_http(request: Request, exc: Exception) -> Response:
     return Response(f"{exc.status_code} {message}\n", exc.status_code, headers, media_type=TEXT)
 
 
+async def _on_crash(request: Request, exc: Exception) -> Response:
+    """A 500, in the shape of the route's other errors (uvicorn logs the traceback): never a
+    word of the exception to the client. It says ``Connection: close``: uvicorn closes the
+    connection after an exception, and a client told nothing would send its next request
+    into the close."""
+    message = "internal error: the organiser has the details"
+    close = {"Connection": "close"}
+    if _is_api(request):
+        return error_response(500, message, close)
+    return Response(f"500 {message}\n", 500, close, media_type=TEXT)
+
+
+class _App(Starlette):
+    """Starlette with :class:`SecurityHeaders` outside its whole stack: the middleware an app
+    is given runs inside Starlette's error middleware, whose 500s went without the headers
+    (issue 35, item 9)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
+
+
 async def _on_not_found(request: Request, exc: Exception) -> Response:
     status = 404 if isinstance(exc, NotFound) else 503
     if _is_api(request):
@@ -158,16 +180,16 @@ def make_app(backend: Backend, settings: WebSettings | None = None) -> Starlette
         *api.ROUTES,
         *pages.ROUTES,
     ]
-    app = Starlette(
+    app = _App(
         routes=routes,
         exception_handlers={
             ApiError: _on_api_error,
             HTTPException: _on_http,
             NotFound: _on_not_found,
             StoreError: _on_not_found,
+            500: _on_crash,
         },
     )
-    app.add_middleware(SecurityHeaders)
     app.state.web = Web(backend, settings)
     return app
 

@@ -5,10 +5,12 @@ shared by every reader, and the headers every answer carries."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
@@ -29,7 +31,7 @@ from ttr_arena.pages.league.data import RECENT
 from ttr_arena.pages.league.page import REFRESH_S, page_html
 from ttr_arena.pages.league.server import LeagueSite
 from ttr_arena.pages.web.limits import ConnectionLimits, address_key
-from ttr_arena.server.auth import RateLimit, Sessions
+from ttr_arena.server.auth import RateLimit, Session, Sessions
 
 #: The API's JSON: nothing to run, nothing to frame.
 API_POLICY = "default-src 'none'; frame-ancestors 'none'"
@@ -52,6 +54,15 @@ SPOOL_IN_MEMORY = 8 << 20  #: an upload past this spills to an unnamed temporary
 FORM_OVERHEAD = 64 << 10  #: what a multipart form may add to an archive (boundaries, fields)
 GAME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")  #: as ttr_arena.pages.league.data
 MAX_SEAT = 99
+MAX_ID_DIGITS = 9  #: an id in a URL (a version number, an index, a seat): below 10**9
+
+
+def parse_id(text: str) -> int | None:
+    """``text`` as an id: 1 to 9 ASCII digits, else None (issue 35, item 9: 2**63 overflowed
+    SQLite's integers, and ``str.isdigit`` takes '²', which ``int`` refuses: 500s both)."""
+    if 0 < len(text) <= MAX_ID_DIGITS and text.isascii() and text.isdigit():
+        return int(text)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +73,9 @@ class WebSettings:
     #: cookies only over HTTPS (``Secure``): set it when a TLS proxy is in front
     secure_cookies: bool = False
     upload_per_minute: int = 6  #: uploads per author (API and form together), any 60 s
+    uploads_at_once: int = 2  #: an author's uploads being received at once
     login_per_minute: int = 10  #: failed logins (or bad API tokens) per client address
-    login_total_per_minute: int = 100  #: failed logins from all addresses together
+    sessions_per_author: int = 10  #: browser sessions of one author; a new one ends the oldest
     refresh_s: float = REFRESH_S  #: the league data is recomputed at most this often
     recent: int = RECENT  #: recent games on the league page
     shutdown_s: int = 3  #: graceful shutdown: how long open requests may take to finish
@@ -87,8 +99,9 @@ class WebSettings:
         ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"WebSettings.{name} must be positive")
-        if self.login_total_per_minute < 1 or self.recent < 1 or self.games_shown < 1:
-            raise ValueError("WebSettings counts must be at least 1")
+        for name in ("recent", "games_shown", "uploads_at_once", "sessions_per_author"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"WebSettings.{name} must be at least 1")
         self.connection_limits()  # a ValueError naming what is wrong with them
 
     def connection_limits(self) -> ConnectionLimits:
@@ -105,6 +118,16 @@ class WebSettings:
 
 class TooLarge(Exception):
     """An upload past the season's cap (413), said in one line."""
+
+
+class ApiError(Exception):
+    """An answer other than success: its status, its one line, extra headers (JSON on the API,
+    a page on the author pages)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers or {}
 
 
 def size_text(n: int) -> str:
@@ -218,32 +241,77 @@ class PublicLeague:
 
 
 class Web:
-    """Everything a request handler needs, made once per app."""
+    """Everything a request handler needs, made once per app.
+
+    Its limits only ever turn a failure into a 429 (issue 35, item 1: 110 wrong tokens from 11
+    addresses filled a limit shared by all, checked before the token, and every valid token
+    was a 429 for a minute): a token is always checked, a valid one always passes, and a wrong
+    one counts against its client's address only. The tokens are 256 random bits, so the
+    limit is not what stops guessing; it tells a client that keeps failing (a wrong token
+    file, a script gone astray) to stop, and never stops anyone else."""
 
     def __init__(self, backend: Backend, settings: WebSettings) -> None:
         self.backend = backend
         self.settings = settings
-        self.sessions = Sessions(settings.session_hours)
+        self.sessions = Sessions(settings.session_hours, settings.sessions_per_author)
         self.uploads = RateLimit(settings.upload_per_minute)
         self.failed_logins = RateLimit(settings.login_per_minute)
-        self.failed_logins_total = RateLimit(settings.login_total_per_minute)
+        #: uploads being received, by author: touched from the event loop only
+        self.receiving: dict[int, int] = {}
         self.site = LeagueSite(
             backend.store_path(), refresh_s=settings.refresh_s, recent=settings.recent, logs=False
         )
         self.league = PublicLeague(self.site, settings.refresh_s)
 
-    def login_wait(self, address: str) -> int:
-        """Seconds before this address may try another token (0: now)."""
-        return max(
-            self.failed_logins.retry_after(address), self.failed_logins_total.retry_after(None)
-        )
-
-    def login_failed(self, address: str) -> None:
-        self.failed_logins.hit(address)
-        self.failed_logins_total.hit(None)
+    def login_failed(self, address: str) -> int:
+        """Count a wrong token from ``address``: 0 while under its limit (a 401), else the
+        seconds before its window has room (a 429; the failure is not counted, so the window
+        of a client that keeps trying ends a minute after its first failures)."""
+        return self.failed_logins.take(address)
 
     async def authenticate(self, token: str) -> Author | None:
         return await run_in_threadpool(self.backend.authenticate, token)
+
+    async def session(self, session_id: str | None) -> Session | None:
+        """The live session of a cookie's id whose token is still its author's, or None; a
+        session whose token was replaced (``ttr server author token``) ends here."""
+        session = self.sessions.get(session_id)
+        if session is None or session_id is None:
+            return None
+        author = await self.authenticate(self.sessions.token(session_id, session))
+        if author is None or author.author_id != session.author.author_id:
+            self.sessions.end(session_id)
+            return None
+        return session
+
+    @contextlib.asynccontextmanager
+    async def upload_slot(self, author: Author) -> AsyncIterator[None]:
+        """Held while one upload of ``author`` is received and stored: refused (ApiError 429)
+        past ``uploads_at_once`` under way or ``upload_per_minute``, before a byte of its
+        body is read, so an author's stalled uploads hold at most ``uploads_at_once`` bodies."""
+        key = author.author_id
+        if self.receiving.get(key, 0) >= self.settings.uploads_at_once:
+            raise ApiError(
+                429,
+                f"{self.settings.uploads_at_once} uploads of yours are under way already: "
+                "wait for them to finish",
+                {"Retry-After": "5"},
+            )
+        wait = self.uploads.take(key)
+        if wait:
+            raise ApiError(
+                429,
+                f"too many uploads: at most {self.settings.upload_per_minute} a minute; "
+                f"try again in {wait} s",
+                {"Retry-After": str(wait)},
+            )
+        self.receiving[key] = self.receiving.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self.receiving[key] -= 1
+            if not self.receiving[key]:
+                del self.receiving[key]
 
     async def season(self) -> SeasonInfo:
         return await run_in_threadpool(self.backend.season)
@@ -254,7 +322,6 @@ def client_address(request: Request) -> str:
     proxy forwarded, behind one), an IPv6 client by its /64 (a host may use any address of
     it)."""
     return address_key(request.client.host) if request.client else "?"
-
 
 
 # JSON of the model's values ------------------------------------------------------------------

@@ -2,11 +2,25 @@
 validation games and one's own bots' logs.
 
 A session is a cookie (``ttr_session``: HttpOnly, SameSite=Strict, Path=/, Secure when the
-settings say so) holding a random id the server keeps only hashed (:mod:`.auth`). Every form
-carries the session's CSRF token, checked in constant time before anything else is done; the
-login form, made before there is a session, carries a token that must match a cookie of its
-own (double submit). Everything an author or a bot wrote (names, reasons, logs) is escaped:
-the pages run no script at all, and their Content-Security-Policy allows none.
+settings say so) holding a random id the server keeps only hashed (:mod:`.auth`); it ends when
+its author's token is replaced. Every form carries the session's CSRF token, checked in
+constant time before anything else is done; the login form, made before there is a session,
+carries a token that must match a cookie of its own (double submit). Everything an author or
+a bot wrote (names, reasons, logs) is escaped: the pages run no script at all, and their
+Content-Security-Policy allows none.
+
+The upload form carries its CSRF token in its action's query (``/me/upload?csrf=...``), not in
+its body: the session, the token, the author's upload slot and the declared size are all
+checked from the request's headers and URL, before a byte of the body is read (issue 35, item
+6: a form whose token was wrong was read whole first, and 12 stalled ones held 151 MB). A
+page that runs no script cannot set a header on a form's request, and a field of the body
+can only be read by reading the body; the URL is what the browser sends before it. The token
+stays as sound there: it is the session's, random, compared in constant time, and read only
+by a page of this origin (another site's page cannot read ours, and SameSite=Strict already
+keeps the cookie off its requests); what a URL adds is where it may be written down, and
+none of those reaches another site: no Referer leaves (``Referrer-Policy: no-referrer``), an
+accepted upload is redirected to a URL without it, and the proxy's access log is the
+organiser's, who can read the sessions anyway. It dies with the session.
 """
 
 from __future__ import annotations
@@ -21,24 +35,26 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from leaderboard.ladder.model import PENDING, AuthorGame, ValidationGame, VersionInfo
 from ttr_arena.pages.web import asset
-from ttr_arena.server.api import ApiError, read_log, text_response, upload
+from ttr_arena.server.api import check_length, read_log, submit, text_response
 from ttr_arena.server.auth import SESSION_BYTES, Session, same
 from ttr_arena.server.core import (
     AUTHOR_POLICY,
     FORM_OVERHEAD,
     GAME_ID,
     MAX_SEAT,
+    ApiError,
     TooLarge,
     Web,
     capped_receive,
     client_address,
     over_cap,
+    parse_id,
     size_text,
 )
 
@@ -115,8 +131,9 @@ def page(body: str, status: int = 200, headers: dict[str, str] | None = None) ->
     )
 
 
-def session_of(request: Request) -> Session | None:
-    return _web(request).sessions.get(request.cookies.get(SESSION_COOKIE))
+async def session_of(request: Request) -> Session | None:
+    """The request's live session, its token still its author's (:meth:`Web.session`)."""
+    return await _web(request).session(request.cookies.get(SESSION_COOKIE))
 
 
 def _to_login() -> Response:
@@ -171,7 +188,7 @@ def _login_page(
 
 
 async def login_form(request: Request) -> Response:
-    if session_of(request) is not None:
+    if await session_of(request) is not None:
         return RedirectResponse("/me", 303)
     return _login_page(request)
 
@@ -186,23 +203,22 @@ async def login(request: Request) -> Response:
     cookie = request.cookies.get(LOGIN_COOKIE, "")
     if not isinstance(sent, str) or not cookie or not same(sent, cookie):
         return _login_page(request, "the form expired: log in again", 403)
-    address = client_address(request)
-    wait = web.login_wait(address)
-    if wait:
-        return _login_page(
-            request,
-            f"too many failed logins: try again in {wait} s",
-            429,
-            {"Retry-After": str(wait)},
-        )
     token = form.get("token")
     author = None
     if isinstance(token, str) and token.strip() and len(token) <= 512:
-        author = await web.authenticate(token.strip())
-    if author is None:
-        web.login_failed(address)
+        token = token.strip()
+        author = await web.authenticate(token)
+    if author is None or not isinstance(token, str):
+        wait = web.login_failed(client_address(request))
+        if wait:
+            return _login_page(
+                request,
+                f"too many failed logins: try again in {wait} s",
+                429,
+                {"Retry-After": str(wait)},
+            )
         return _login_page(request, "wrong token", 401)
-    session_id, _ = web.sessions.create(author)
+    session_id, _ = web.sessions.create(author, token)
     response = RedirectResponse("/me", 303)
     response.set_cookie(
         SESSION_COOKIE,
@@ -249,6 +265,8 @@ async def _form(request: Request, cap: int, too_large: str) -> Any:
         raise ApiError(413, str(error)) from None
     except MultiPartException as error:
         raise ApiError(400, f"a malformed form: {error.message}") from None
+    except ClientDisconnect:
+        raise ApiError(400, "the form stopped before its end") from None
     return form
 
 
@@ -260,7 +278,7 @@ async def _checked(
     request: Request, cap: int, too_large: str = "the form is too large"
 ) -> Session | Response:
     """The session of a form POST whose CSRF token is right, or the 403 to answer with."""
-    session = session_of(request)
+    session = await session_of(request)
     if session is None:
         return _forbidden("not logged in (or the session ended): log in again")
     try:
@@ -324,10 +342,11 @@ def _versions_table(versions: Sequence[VersionInfo]) -> str:
 
 
 def _upload_form(session: Session, upload_bytes: int) -> str:
+    """The form posts to ``/me/upload?csrf=<the session's token>``: checked before its body."""
+    action = "/me/upload?" + urllib.parse.urlencode({"csrf": session.csrf})
     return (
-        '<h2>Upload a new version</h2>\n<form method="post" action="/me/upload" '
+        f'<h2>Upload a new version</h2>\n<form method="post" action="{e(action)}" '
         'enctype="multipart/form-data" class="panel" id="upload-form">'
-        f'<input type="hidden" name="csrf" value="{e(session.csrf)}">'
         '<input type="file" name="archive" id="archive" required '
         'accept=".zip,.tar,.tgz,.tar.gz,application/zip,application/x-tar,application/gzip"> '
         '<button type="submit" id="upload">upload</button></form>\n'
@@ -337,9 +356,11 @@ def _upload_form(session: Session, upload_bytes: int) -> str:
     )
 
 
-async def me(request: Request, message: str = "", status: int = 200) -> Response:
+async def me(
+    request: Request, message: str = "", status: int = 200, session: Session | None = None
+) -> Response:
     web = _web(request)
-    session = session_of(request)
+    session = session or await session_of(request)
     if session is None:
         return _to_login()
     versions = await run_in_threadpool(web.backend.versions, session.author)
@@ -366,26 +387,33 @@ async def me(request: Request, message: str = "", status: int = 200) -> Response
 
 
 async def me_upload(request: Request) -> Response:
+    """The session, its CSRF token (in the URL), the author's upload slot and the declared
+    size, from the headers; only then the body, capped, and the ladder."""
     web = _web(request)
-    season = await web.season()
-    session = await _checked(
-        request, season.upload_bytes + FORM_OVERHEAD, over_cap(season.upload_bytes)
-    )
-    if isinstance(session, Response):
-        return session
-    form = request.state.form
+    session = await session_of(request)
+    if session is None:
+        return _forbidden("not logged in (or the session ended): log in again")
+    sent = request.query_params.get("csrf")
+    if not sent or not same(sent, session.csrf):
+        return _forbidden("the form's CSRF token is missing or wrong: reload the page")
     try:
-        archive = form.get("archive")
-        if not isinstance(archive, UploadFile) or not archive.filename:
-            return await me(request, "choose an archive to upload (.zip, .tar or .tar.gz)", 400)
-        try:
-            submitted = await upload(web, session.author, None, archive.file)
-        except ApiError as error:
-            response = await me(request, f"refused: {error}", error.status)
-            response.headers.update(error.headers)
-            return response
-    finally:
-        await form.close()
+        async with web.upload_slot(session.author):
+            season = await web.season()
+            cap = season.upload_bytes + FORM_OVERHEAD
+            check_length(request, cap, over_cap(season.upload_bytes))
+            form = await _form(request, cap, over_cap(season.upload_bytes))
+            try:
+                archive = form.get("archive")
+                if not isinstance(archive, UploadFile) or not archive.filename:
+                    choose = "choose an archive to upload (.zip, .tar or .tar.gz)"
+                    return await me(request, choose, 400, session)
+                submitted = await submit(web, session.author, archive.file)
+            finally:
+                await form.close()
+    except ApiError as error:
+        response = await me(request, f"refused: {error}", error.status, session)
+        response.headers.update(error.headers)
+        return response
     query = urllib.parse.urlencode(
         {"uploaded": "new" if submitted.new else "same", "skipped": len(submitted.skipped)}
     )
@@ -458,13 +486,15 @@ def _games_table(games: Sequence[AuthorGame]) -> str:
 
 async def me_version(request: Request) -> Response:
     web = _web(request)
-    session = session_of(request)
+    session = await session_of(request)
     if session is None:
         return _to_login()
-    number: int = request.path_params["number"]
+    number = parse_id(request.path_params["number"])
     author = session.author
-    version = await run_in_threadpool(web.backend.version, author, number)
-    if version is None:
+    version = None
+    if number is not None:
+        version = await run_in_threadpool(web.backend.version, author, number)
+    if version is None or number is None:
         return page(
             document("Not found · TTR Arena", _message("no such version"), session=session), 404
         )
@@ -537,13 +567,13 @@ def _no_log(session: Session) -> Response:
 
 async def me_game_log(request: Request) -> Response:
     web = _web(request)
-    session = session_of(request)
+    session = await session_of(request)
     if session is None:
         return _to_login()
     game_id: str = request.path_params["game_id"]
-    seat: int = request.path_params["seat"]
+    seat = parse_id(request.path_params["seat"])
     body = None
-    if GAME_ID.fullmatch(game_id) and seat <= MAX_SEAT:
+    if GAME_ID.fullmatch(game_id) and seat is not None and seat <= MAX_SEAT:
         path = await run_in_threadpool(web.backend.game_log, session.author, game_id, seat)
         body = await run_in_threadpool(read_log, path)
     return _no_log(session) if body is None else text_response(body)
@@ -551,13 +581,15 @@ async def me_game_log(request: Request) -> Response:
 
 async def me_validation_log(request: Request) -> Response:
     web = _web(request)
-    session = session_of(request)
+    session = await session_of(request)
     if session is None:
         return _to_login()
-    number: int = request.path_params["number"]
-    index: int = request.path_params["index"]
-    path = await run_in_threadpool(web.backend.validation_log, session.author, number, index)
-    body = await run_in_threadpool(read_log, path)
+    number = parse_id(request.path_params["number"])
+    index = parse_id(request.path_params["index"])
+    body = None
+    if number is not None and index is not None:
+        path = await run_in_threadpool(web.backend.validation_log, session.author, number, index)
+        body = await run_in_threadpool(read_log, path)
     return _no_log(session) if body is None else text_response(body)
 
 
@@ -567,9 +599,7 @@ ROUTES = [
     Route("/logout", logout, methods=["POST"]),
     Route("/me", me, methods=["GET"]),
     Route("/me/upload", me_upload, methods=["POST"]),
-    Route("/me/versions/{number:int}", me_version, methods=["GET"]),
-    Route(
-        "/me/versions/{number:int}/validations/{index:int}.log", me_validation_log, methods=["GET"]
-    ),
-    Route("/me/games/{game_id}/seat{seat:int}.log", me_game_log, methods=["GET"]),
+    Route("/me/versions/{number}", me_version, methods=["GET"]),
+    Route("/me/versions/{number}/validations/{index}.log", me_validation_log, methods=["GET"]),
+    Route("/me/games/{game_id}/seat{seat}.log", me_game_log, methods=["GET"]),
 ]
