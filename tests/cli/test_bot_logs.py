@@ -270,7 +270,8 @@ def test_a_bot_that_crashes_at_start_is_left_out_with_its_stderr_shown_and_store
         "would not start: bot 'crashy' exited during startup with status 1; the end of its stderr:",
         *(f"  | crashy: stderr line {i}" for i in range(9, 20)),
         "  | Traceback (most recent call last):",
-        f'  |   File "{crashy}/bot.py", line 5, in <module>',  # the jail keeps the path
+        # a jailed bot sees its folder at /bot; unjailed, at the host's path
+        f'  |   File "{"/bot" if mode == "sandbox" else crashy}/bot.py", line 5, in <module>',
         '  |     raise RuntimeError("no weights found")',
         "  | RuntimeError: no weights found",
         f"  (its whole output: {whole_log})",

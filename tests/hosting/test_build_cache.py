@@ -27,7 +27,8 @@ import os, pathlib, sys
 cache = pathlib.Path(os.environ["GOCACHE"])
 cache.mkdir(parents=True, exist_ok=True)
 seen = sorted(p.name for p in cache.iterdir())
-(cache / ("entry-" + pathlib.Path.cwd().name)).write_text("compiled")
+name = pathlib.Path("bot.toml").read_text().split('"')[1]  # the folder's: its cwd is /bot
+(cache / ("entry-" + name)).write_text("compiled")
 pathlib.Path("seen.txt").write_text(" ".join(seen))
 extra = sys.argv[1:]
 if extra and extra[0] == "fill":
