@@ -1045,7 +1045,8 @@ def report(limits: Limits | None = None) -> tuple[bool, list[str]]:
         f"per process: {limits.cpu_s} CPU seconds, {limits.open_files} open files, no core dumps"
     )
     lines.append(
-        f"files: its folder and the runtime read-only, a private {limits.scratch_mb} MB /tmp, "
+        f"files: its folder (at {FOLDER_INSIDE}) and the runtime read-only, a private "
+        f"{limits.scratch_mb} MB /tmp, "
         f"its socket folder a {SOCKET_TMPFS_BYTES // 1024} KiB tmpfs, no file over "
         f"{limits.scratch_mb} MB (RLIMIT_FSIZE); logs capped at {limits.log_kb} KB per game"
     )
