@@ -162,6 +162,7 @@ def _add_run(sub: Subcommands) -> None:
         "--connections",
         type=positive,
         default=512,
+        metavar="N",
         help="connections open at once (default 512; the process needs a descriptor each)",
     )
     p.add_argument(

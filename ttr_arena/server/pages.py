@@ -19,8 +19,9 @@ stays as sound there: it is the session's, random, compared in constant time, an
 by a page of this origin (another site's page cannot read ours, and SameSite=Strict already
 keeps the cookie off its requests); what a URL adds is where it may be written down, and
 none of those reaches another site: no Referer leaves (``Referrer-Policy: no-referrer``), an
-accepted upload is redirected to a URL without it, and the proxy's access log is the
-organiser's, who can read the sessions anyway. It dies with the session.
+accepted upload is redirected to a URL without it (a refused one is shown at the form's URL,
+in the author's own history), and the proxy's access log is the organiser's, who can read the
+sessions anyway. It dies with the session.
 """
 
 from __future__ import annotations
