@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
-#: A version's life. ``queued``: stored, waiting for a build slot; ``building``: in the jail;
+#: A version's life. ``queued``: stored, waiting for a build slot (builds start in a fair
+#: order: leaderboard/ladder/store.py, ``build_queue``); ``building``: its build has started;
 #: ``validating``: playing its validation games; ``active``: on the ladder; ``retired``: left
 #: the ladder for a newer version of its author (``active_versions`` in the season) or by the
 #: organiser; ``disabled``: faulted too often (leaderboard/faults.py); ``failed``: its build or
@@ -34,6 +35,20 @@ class SubmissionError(Exception):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class DiskFull(SubmissionError):
+    """The server's disk is full: the ladder is paused (it tries again every few seconds and
+    goes on by itself once the disk has room) and an upload is refused with 507 Insufficient
+    Storage, nothing of it stored. The author sends it again later; the organiser frees
+    space (the server's log and ``/api/season`` say why it paused)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 507)
+
+
+#: the ladder's states (:attr:`SeasonInfo.state`)
+RUNNING, PAUSED, STOPPED = "running", "paused", "stopped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +139,13 @@ class SeasonInfo:
     submissions_per_day: int
     active_versions: int
     upload_bytes: int  #: the largest archive accepted
+    #: the ladder: ``running``; ``paused`` (the disk is full: no builds or games, uploads
+    #: refused with 507, until a retry finds room); ``stopped`` (its thread died: the server
+    #: is exiting with the reason, for its supervisor to start it again)
+    state: str = RUNNING
+    reason: str = ""  #: why it is paused or stopped ("" while running)
+    since: float | None = None  #: when it paused or stopped (Unix time); None while running
+    build_timeout_s: float = 900.0  #: a build's time limit (the season's ``build_timeout_s``)
 
 
 class Backend(Protocol):
@@ -142,7 +164,7 @@ class Backend(Protocol):
     def submit(self, author: Author, data: bytes | IO[bytes]) -> Submitted:
         """Store an uploaded archive as a new version and queue its build. Raises
         ``referee.hosting.upload.UploadError`` (its ``status``: 413, 400 or 422) or
-        :class:`SubmissionError`, having stored nothing."""
+        :class:`SubmissionError` (403, 429; :class:`DiskFull`: 507), having stored nothing."""
         ...
 
     def versions(self, author: Author) -> list[VersionInfo]:

@@ -25,6 +25,14 @@ lists them); the file only needs what differs::
     [submissions]
     per_day = 10         # versions an author may submit per 24 hours
     active_versions = 1  # versions of an author that play at once (older ones retire)
+
+Why the store keeps it too. A season runs for weeks and is restarted; a restart that left the
+file off once made a default season of one pool while the league page showed the stored one.
+So the store keeps the season as :func:`season_data` writes it (the file's own shape, read
+back by :func:`season_from`), a start without a file runs that, and a file that changes the
+pools or the clocks of a running season (:func:`season_changes`, ``guarded``) is refused unless
+the organiser says ``--reconfigure``: games of one pool under one clock are what its ratings
+compare.
 """
 
 from __future__ import annotations
@@ -98,6 +106,8 @@ class Season:
                 raise SeasonError(f"{name} must be positive, not {getattr(self, name)}")
         if self.recent_games < 10:
             raise SeasonError(f"recent_games must be at least 10, not {self.recent_games}")
+        if not (math.isfinite(self.build_timeout_s) and self.build_timeout_s > 0):
+            raise SeasonError(f"build_timeout_s must be positive, not {self.build_timeout_s}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,3 +260,91 @@ def with_overrides(season: Season, **values: Any) -> Season:
         raise
     except (TypeError, ValueError) as e:
         raise SeasonError(str(e)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# kept in the store, and compared at a restart
+
+
+def season_data(season: Season) -> dict[str, Any]:
+    """``season`` in the season file's shape, every key written: what the store keeps, so that
+    :func:`season_from` reads back the same season (``season_from(season_data(s)) == s`` for a
+    season a file or flags made)."""
+    m, f, u = season.matchmaking, season.faults, season.upload
+    return {
+        "name": season.name,
+        "pools": [
+            {"variant": p.variant, "players": p.players, "weight": p.weight} for p in season.pools
+        ],
+        "clock": {
+            "move_ms": season.move_ms,
+            "bank_ms": season.bank_ms,
+            "startup_s": season.startup_s,
+        },
+        "submissions": {
+            "per_day": season.per_day,
+            "active_versions": season.active_versions,
+            "upload_mb": u.upload_bytes / (1 << 20),
+            "expanded_mb": u.total_bytes / (1 << 20),
+            "files": u.members,
+        },
+        "ladder": {
+            "workers": season.workers,
+            "builds": season.builds,
+            "recent_games": season.recent_games,
+            "inherit_mu": m.inherit_mu,
+            "window_min": m.window_min,
+            "window_max": m.window_max,
+            "uniform_seed_share": m.uniform_seed_share,
+            "build_mb": season.build_mb,
+            "build_timeout_s": season.build_timeout_s,
+        },
+        "faults": f.to_json(),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference between the stored season and the one a start asks for."""
+
+    key: str  #: as the file names it: ``pools``, ``clock.move_ms``, ``submissions.per_day``...
+    old: str
+    new: str
+    #: a change of what the ratings compare (the pools, the clocks): refused without
+    #: ``--reconfigure``; the others (limits, workers, weights, the name) are only logged
+    guarded: bool
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.old} -> {self.new}"
+
+
+def season_changes(old: Season, new: Season) -> list[Change]:
+    """What starting ``new`` on a store that ran ``old`` changes, key by key, pools first."""
+    changes = []
+    before = {(p.variant, p.players): p for p in old.pools}
+    after = {(p.variant, p.players): p for p in new.pools}
+    if before.keys() != after.keys():
+        changes.append(Change("pools", _labels(old.pools), _labels(new.pools), True))
+    for key, pool in before.items():
+        if key in after and pool.weight != after[key].weight:
+            weights = f"{pool.weight:g}", f"{after[key].weight:g}"
+            changes.append(Change(f"pools[{pool.label}].weight", *weights, False))
+    was, now = season_data(old), season_data(new)
+    if was["name"] != now["name"]:
+        changes.append(Change("name", repr(was["name"]), repr(now["name"]), False))
+    for section in ("clock", "submissions", "ladder", "faults"):
+        for key, value in was[section].items():
+            if now[section][key] != value:
+                shown = (_shown(value), _shown(now[section][key]))
+                changes.append(Change(f"{section}.{key}", *shown, section == "clock"))
+    return changes
+
+
+def _labels(pools: tuple[Pool, ...]) -> str:
+    return ", ".join(p.label for p in pools)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)

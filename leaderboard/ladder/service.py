@@ -28,6 +28,27 @@ start), so no game is counted twice and none that was counted is lost. Ratings, 
 and the fault watch are rebuilt from the stored games at start, so matchmaking goes on where
 it stopped.
 
+Builds. A version stays ``queued`` until a build slot is free for it (``builds`` of the
+season at once); the next to start is the fairest (:meth:`LadderStore.build_queue`: an author
+with fewer builds in the last day first), so one author's ten uploads take turns with everyone
+else's. Each build has the season's ``build_timeout_s``; :meth:`Ladder.stop` cancels the builds
+running (their jails killed at once) and a build cut short is queued again at the next start.
+
+The machine's faults. A full disk (SQLite's ``database or disk is full``, ``ENOSPC`` on a
+record, a log, a build's copy) pauses the ladder instead of ending it: the games in progress
+are cut short (never recorded), the version a build or validation was for is left as it was
+(built or validated again once the ladder goes on: the machine's fault is never the
+author's), uploads are refused with :class:`~leaderboard.ladder.model.DiskFull` (507), and
+every :data:`RETRY_S` the ladder tries a write; once one succeeds it goes on where it
+stopped, as after a restart. Any other error ends the ladder thread, and ``on_death`` is told
+(``ttr server run`` then exits non-zero with the reason, for a supervisor to start it again):
+a server must never go on answering while its ladder no longer plays.
+
+The season. The store keeps the season a start ran (:meth:`LadderStore.save_season`); a start
+that changes its pools or clocks is refused unless it says ``reconfigure``
+(leaderboard/ladder/season.py, ``season_changes``), and :func:`stored_season` is what a start
+without a season file runs.
+
 Games are ordered as they are recorded: the store's ``schedule_index`` of a ladder game is
 its position in the order results came in, so the ratings recomputed from the store (the
 league page, ``ttr leaderboard show``) step through the games in the order the ladder rated
@@ -37,9 +58,9 @@ them, and agree with it.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import os
 import queue
@@ -47,7 +68,9 @@ import random
 import re
 import secrets
 import shutil
+import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -55,8 +78,12 @@ from typing import IO, Any
 from leaderboard import schedule as schedule_mod
 from leaderboard.faults import FaultWatch, GameFaults
 from leaderboard.ladder.model import (
+    PAUSED,
+    RUNNING,
+    STOPPED,
     Author,
     AuthorGame,
+    DiskFull,
     PoolStanding,
     SeasonInfo,
     SubmissionError,
@@ -64,8 +91,8 @@ from leaderboard.ladder.model import (
     ValidationGame,
     VersionInfo,
 )
-from leaderboard.ladder.season import Pool, Season
-from leaderboard.ladder.store import LadderStore, VersionRow
+from leaderboard.ladder.season import Pool, Season, season_changes
+from leaderboard.ladder.store import DAY_S, LadderStore, VersionRow
 from leaderboard.matchmaking import Candidate, Match, draw_match, initial_rating
 from leaderboard.ratings import Rating, rate_game, rate_games, starting_ratings
 from leaderboard.runner import Crew, LocalWorkers
@@ -86,6 +113,13 @@ BUILD_LOG_BYTES = 256 << 10  #: the most of a build log an author is shown (its 
 IDLE_GAMES = 200
 IDLE_S = 0.5  #: how often an idle ladder looks for work (a submission wakes it at once)
 _LOG_NOTE = re.compile(r"\n\s*\(its whole output: [^\n]*\)")
+RETRY_S = 2.0  #: how often a ladder paused by a full disk tries to write again
+#: what that try writes (and removes): room for an upload's or a game's files, not one byte.
+#: Less than this free on the data folder's disk also tells a failed build or validation game
+#: apart as the machine's fault, not the version's.
+PROBE_BYTES = 1 << 20
+#: how the worker processes' tracebacks (``Failed``) name a full disk
+_DISK_WORDS = ("No space left on device", "Disk quota exceeded", "database or disk is full")
 
 
 class LadderError(Exception):
@@ -110,7 +144,13 @@ class Ladder:
         crew: Callable[[int, Settings], Crew] | None = None,
         log: Callable[[str], None] = _log_default,
         rng: random.Random | None = None,
+        reconfigure: bool = False,
+        on_death: Callable[[BaseException], None] | None = None,
     ) -> None:
+        """``reconfigure``: this start may change the pools and clocks of the season the store
+        holds (refused otherwise, naming the changes). ``on_death``: called on the ladder
+        thread with what ended it (never for a full disk, which pauses it); the server exits
+        on it."""
         self.spec = season
         self.data = Path(data).resolve()
         self.sandbox = sandbox if sandbox is not None else SandboxConfig()
@@ -120,6 +160,9 @@ class Ladder:
         self.make_crew = crew or LocalWorkers
         self.log = log
         self.rng = rng or random.Random(secrets.randbits(64))
+        self.reconfigure = reconfigure
+        self.on_death = on_death
+        self.retry_s = RETRY_S
         self.db_path = self.data / "season.db"
         self.records = self.data / "records"
         self.tournament_id = 0
@@ -130,9 +173,14 @@ class Ladder:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._builds: concurrent.futures.ThreadPoolExecutor | None = None
-        self._built: queue.Queue[tuple[int, str]] = queue.Queue()  #: (bot id, error or "")
-        self._building: set[int] = set()
+        #: (bot id, error or "", or None: the machine failed it, the disk full)
+        self._built: queue.Queue[tuple[int, str | None]] = queue.Queue()
+        self._building: set[int] = set()  #: builds running (the ladder thread's)
+        self._build_threads: list[threading.Thread] = []
+        self._cancel_builds = threading.Event()  #: set by ``stop``: kills the running builds
+        #: (why, since): set while a full disk pauses the ladder
+        self._paused: tuple[str, float] | None = None
+        self._disk_report = ""  #: a full disk an upload met, for the ladder thread to pause on
         # the ladder thread's view of the games (rebuilt from the store at open)
         self.ratings: dict[tuple[str, int], dict[int, Rating]] = {}
         self.starts: dict[tuple[str, int], dict[int, Rating]] = {}
@@ -160,7 +208,32 @@ class Ladder:
                 f"{self.data}: another ttr server is running on this data folder"
             ) from None
         os.chmod(self.data, 0o700)  # the store holds the seed key and token hashes
+        try:
+            self._open()
+        except (OSError, sqlite3.Error) as e:
+            why = disk_fault(e)
+            if why is None:
+                raise
+            raise LadderError(
+                f"{self.data}: the disk is full ({why}): free some space and start again"
+            ) from None
+
+    def _open(self) -> None:
         store = self.store()
+        try:
+            stored = store.stored_season()
+        except StoreError as e:
+            raise LadderError(str(e)) from None
+        changes = [] if stored is None else season_changes(stored, self.spec)
+        guarded = [str(c) for c in changes if c.guarded]
+        if guarded and not self.reconfigure:
+            raise LadderError(
+                f"{self.data}: this start would change the running season's pools or clocks ("
+                + "; ".join(guarded)
+                + "), which its ratings compare games by: start with --reconfigure to change "
+                "them (the games so far stay as they were played), or with neither --config "
+                "nor the flags that changed them to run the season as stored"
+            )
         first = self.spec.pools[0]
         try:
             self.tournament_id = store.open_season(
@@ -168,7 +241,11 @@ class Ladder:
             )
         except StoreError as e:
             raise LadderError(str(e)) from None
-        store.update_season_config(self._config())
+        store.save_season(self.spec, self._config())
+        if changes:
+            self.log(
+                "ttr server: the season changes at this start: " + "; ".join(map(str, changes))
+            )
         self._sweep(store)
         builds, validating = store.restart_pending()
         if builds or validating:
@@ -200,6 +277,10 @@ class Ladder:
         for entry in (self.data / "versions").iterdir():
             if f"versions/{entry.name}" not in kept:
                 _remove(entry)
+        self._sweep_records(store)
+
+    def _sweep_records(self, store: LadderStore) -> None:
+        """Records and logs of games never stored (cut short by a kill or a pause)."""
         stored = store.game_ids(self.tournament_id)
         for entry in self.records.glob("*.json"):
             if entry.stem not in stored:
@@ -239,25 +320,35 @@ class Ladder:
             self._local.store = store
         return store
 
+    def _drop_store(self) -> None:
+        """Close this thread's connection (after a full disk: whatever state a failed write
+        left it in goes with it); the next :meth:`store` opens a fresh one."""
+        store: LadderStore | None = getattr(self._local, "store", None)
+        self._local.store = None
+        if store is not None:
+            with contextlib.suppress(sqlite3.Error):
+                store.close()
+
     # ------------------------------------------------------------------------------------------
     # running
 
     def start(self) -> None:
-        self._builds = concurrent.futures.ThreadPoolExecutor(
-            self.spec.builds, thread_name_prefix="ttr-build"
-        )
         self._thread = threading.Thread(target=self._main, name="ttr-ladder", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop after the games in progress, recorded (cut short after ``timeout``: a game
-        cut short is not recorded, and its record, if it wrote one, goes at the next start)."""
+        cut short is not recorded, and its record, if it wrote one, goes at the next start).
+        The builds running are killed at once, jail and all (a build cut short is queued
+        again at the next start): a build may take ``build_timeout_s``, a stop may not."""
+        until = time.monotonic() + timeout
         self._stopping.set()
+        self._cancel_builds.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        if self._builds is not None:
-            self._builds.shutdown(wait=False, cancel_futures=True)
+        for thread in self._build_threads:
+            thread.join(max(0.0, until - time.monotonic()))
         if self._lock_file is not None:
             self._lock_file.close()
             self._lock_file = None
@@ -267,11 +358,70 @@ class Ladder:
 
     def _main(self) -> None:
         try:
-            self._run()
-        except BaseException as e:  # reported by the server; the store is left consistent
+            while True:
+                try:
+                    self._run()
+                    return
+                except Exception as e:
+                    why = disk_fault(e)
+                    if why is None:
+                        raise
+                    if not self._pause(why):
+                        return
+        except BaseException as e:  # the store is left consistent; the server exits on it
             self.error = e
             self.log(f"ttr server: the ladder stopped: {type(e).__name__}: {e}")
+            if self.on_death is not None:
+                self.on_death(e)
             raise
+
+    def _pause(self, why: str) -> bool:
+        """Wait until the disk has room (a write of :data:`PROBE_BYTES` and one of the store
+        succeed, tried every ``retry_s``); False if the ladder is stopped meanwhile. Called
+        once ``_run`` has ended: its games were cut short, nothing is in flight."""
+        self._paused = (why, time.time())
+        self.log(
+            f"ttr server: the ladder is paused: the disk of {self.data} is full ({why}); "
+            f"it tries again every {self.retry_s:g} s, and uploads are refused (507) meanwhile"
+        )
+        self._drop_store()
+        with contextlib.suppress(OSError, sqlite3.Error):
+            self._sweep_records(self.store())  # what the games cut short left: room too
+        while not self._stopping.wait(self.retry_s):
+            try:
+                self._probe()
+            except (OSError, sqlite3.Error) as e:
+                if disk_fault(e) is None:
+                    raise
+                self._drop_store()
+                continue
+            self._paused = None
+            self._disk_report = ""
+            self.log("ttr server: the disk has room again: the ladder goes on")
+            return True
+        return False
+
+    def _probe(self) -> None:
+        probe = self.data / "uploads" / f".probe-{secrets.token_hex(4)}"
+        try:
+            with open(probe, "wb") as f:
+                f.write(bytes(PROBE_BYTES))
+                f.flush()
+                os.fsync(f.fileno())
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                probe.unlink()
+        self.store().probe_write()
+
+    def _disk_full_now(self) -> bool:
+        """Less than :data:`PROBE_BYTES` free where the data folder is: a build or a game
+        that failed now failed for the machine, not for its author's code."""
+        try:
+            st = os.statvfs(self.data)
+        except OSError:
+            return False
+        free = st.f_bfree if os.geteuid() == 0 else st.f_bavail  # root writes the reserve
+        return free * st.f_frsize < PROBE_BYTES
 
     def _run(self) -> None:
         first = self.spec.pools[0]
@@ -286,6 +436,11 @@ class Ladder:
             idle_games=IDLE_GAMES,
         )
         store = self.store()
+        # After a pause, as after a restart: a build whose answer was lost is built again,
+        # a validation cut short is played again (the first start's open() did both).
+        for row in store.version_rows(states=frozenset({"building"})):
+            if row.bot_id not in self._building:
+                store.set_state(row.bot_id, "queued", only_from=frozenset({"building"}))
         crew = self.make_crew(self.spec.workers, settings)
         in_flight: dict[str, Task] = {}
         validations: collections.deque[Validate] = collections.deque()
@@ -294,6 +449,8 @@ class Ladder:
         try:
             while True:
                 stopping = self._stopping.is_set()
+                if self._disk_report and not stopping:
+                    raise DiskFull(self._disk_report)  # an upload met it: pause on it
                 if not stopping:
                     self._wake.clear()
                     self._start_builds(store)
@@ -319,31 +476,48 @@ class Ladder:
     # builds -----------------------------------------------------------------------------------
 
     def _start_builds(self, store: LadderStore) -> None:
-        assert self._builds is not None
-        for row in store.version_rows(states=frozenset({"queued"})):
-            if row.bot_id in self._building:
-                continue
+        """Start the fairest queued builds (:meth:`LadderStore.build_queue`) while a slot is
+        free: a version is ``building`` only once its build has really started."""
+        if len(self._building) >= self.spec.builds:
+            return
+        for row in store.build_queue(since=time.time() - DAY_S):
+            if len(self._building) >= self.spec.builds:
+                return
             if not store.set_state(row.bot_id, "building", only_from=frozenset({"queued"})):
                 continue
             self._building.add(row.bot_id)
             self.log(f"ttr server: building {row.author} v{row.number}")
-            self._builds.submit(self._build, row)
+            thread = threading.Thread(
+                target=self._build, args=(row,), name=f"ttr-build-{row.bot_id}", daemon=True
+            )
+            self._build_threads = [t for t in self._build_threads if t.is_alive()] + [thread]
+            thread.start()
 
     def _build(self, row: VersionRow) -> None:
-        """On a build thread: a fresh copy of the uploaded files, built in the jail. The
-        answer goes to the ladder thread, which alone changes the version's state."""
-        error = ""
+        """On a build thread: a fresh copy of the uploaded files, built in the jail within
+        the season's ``build_timeout_s`` (or until ``stop``). The answer goes to the ladder
+        thread, which alone changes the version's state."""
+        error: str | None = ""
         try:
             work = self.build_folder(row.bot_id)
             _remove(work)
             shutil.copytree(self.data / row.folder, work, symlinks=True)
             config = read_bot_config(work)
-            ensure_built(config, self.build_sandbox)
+            ensure_built(
+                config,
+                self.build_sandbox,
+                timeout_s=self.spec.build_timeout_s,
+                cancel=self._cancel_builds,
+            )
             entries(work)  # what the build left must obey the folder's rule for links too
         except BotBuildError as e:
             error = f"build failed: {e.summary}"
+            if disk_fault(e) is not None or self._disk_full_now():
+                error = None
         except (LaunchError, BotFolderError, OSError) as e:
             error = f"build failed: {printable(str(e).splitlines()[0] if str(e) else repr(e))}"
+            if disk_fault(e) is not None or self._disk_full_now():
+                error = None
         except Exception as e:  # never leave a version building forever
             error = f"build failed: internal error ({type(e).__name__}); the organiser has the log"
             self.log(f"ttr server: build of {row.author} v{row.number}: {e!r}")
@@ -362,6 +536,8 @@ class Ladder:
             self._building.discard(bot_id)
             if self._stopping.is_set():
                 return  # left "building": queued again at the next start
+            if error is None:  # left "building": queued again when the ladder goes on
+                raise DiskFull("a build could not be written")
             row = store.version_row(bot_id)
             if row is None or row.state != "building":
                 continue
@@ -497,6 +673,10 @@ class Ladder:
     def _answer(self, store: LadderStore, answer: Any, in_flight: dict[str, Task]) -> None:
         if isinstance(answer, Failed):
             task = in_flight.pop(answer.key, None)
+            said = [ln.strip() for ln in answer.error.splitlines() if _says_disk_full(ln)]
+            if said or self._disk_full_now():
+                # the machine's fault: a validation is played again once the ladder goes on
+                raise DiskFull(f"{answer.key} could not be played: " + (said or ["no room"])[-1])
             self.log(f"ttr server: task {answer.key} failed (internal error):\n{answer.error}")
             if isinstance(task, Validate):
                 store.set_state(
@@ -508,6 +688,8 @@ class Ladder:
             return
         if isinstance(answer, Validation):
             task = in_flight.pop(answer.key, None)
+            if not answer.ok and self._disk_full_now():
+                raise DiskFull(f"validation {answer.key} failed on a full disk")
             if isinstance(task, Validate):
                 self._validated(store, task, answer)
             return
@@ -539,6 +721,15 @@ class Ladder:
     # the Backend (leaderboard/ladder/model.py): any thread
 
     def season(self) -> SeasonInfo:
+        state, reason, since = RUNNING, "", None
+        paused = self._paused
+        if self.error is not None:
+            state, reason = (
+                STOPPED,
+                f"the ladder stopped: {type(self.error).__name__}: {self.error}",
+            )
+        elif paused is not None:
+            state, reason, since = PAUSED, f"the disk is full ({paused[0]})", paused[1]
         return SeasonInfo(
             name=self.spec.name,
             pools=tuple((p.variant, p.players) for p in self.spec.pools),
@@ -546,6 +737,10 @@ class Ladder:
             submissions_per_day=self.spec.per_day,
             active_versions=self.spec.active_versions,
             upload_bytes=self.spec.upload.upload_bytes,
+            state=state,
+            reason=reason,
+            since=since,
+            build_timeout_s=self.spec.build_timeout_s,
         )
 
     def store_path(self) -> Path:
@@ -557,6 +752,26 @@ class Ladder:
         return self.store().author_for_token(token)
 
     def submit(self, author: Author, data: bytes | IO[bytes]) -> Submitted:
+        if self._paused is not None:
+            raise DiskFull(
+                "the server's disk is full: uploads are refused until it has room again "
+                "(the organiser is told); send it again later"
+            )
+        try:
+            return self._submit(author, data)
+        except (OSError, sqlite3.Error) as e:
+            why = disk_fault(e)
+            if why is None:
+                raise
+            self._drop_store()
+            self._disk_report = why
+            self._wake.set()
+            raise DiskFull(
+                f"the server's disk is full ({why}): nothing of this upload was stored; "
+                "send it again later"
+            ) from None
+
+    def _submit(self, author: Author, data: bytes | IO[bytes]) -> Submitted:
         store = self.store()
         if store.frozen():
             raise SubmissionError(
@@ -734,6 +949,45 @@ class Ladder:
             size=row.size,
             pools=tuple(pools),
         )
+
+
+def stored_season(data: str | Path) -> Season | None:
+    """The season the store in the data folder ``data`` last ran (None: no store, or no
+    season in it yet): what ``ttr server run`` runs without a season file, so that a restart
+    without one never changes the season. :class:`LadderError` if it cannot be read."""
+    db = Path(data) / "season.db"
+    if not db.is_file():
+        return None
+    try:
+        with LadderStore(db) as store:
+            return store.stored_season()
+    except StoreError as e:
+        raise LadderError(str(e)) from None
+
+
+def disk_fault(error: BaseException) -> str | None:
+    """A few words naming a full disk if that is what ``error`` is, or was raised from or
+    while handling (an ``OSError`` of ``ENOSPC`` or ``EDQUOT``, SQLite's ``SQLITE_FULL``);
+    None for anything else."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return e.strerror or os.strerror(e.errno)
+        if isinstance(e, DiskFull):
+            return str(e)
+        if isinstance(e, sqlite3.Error) and (
+            getattr(e, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_FULL
+            or "database or disk is full" in str(e)
+        ):
+            return "database or disk is full"
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _says_disk_full(line: str) -> bool:
+    return any(words in line for words in _DISK_WORDS)
 
 
 def _game_faults(game: GameResult, seat: int) -> GameFaults:

@@ -15,16 +15,21 @@ store gives no token, and since the token is random a plain hash is as strong as
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import hashlib
 import hmac
 import json
 import re
 import secrets
+import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from leaderboard.ladder.model import PENDING, STATES, Author, SubmissionError
+from leaderboard.ladder.season import Season, SeasonError, season_data, season_from
 from leaderboard.store import Store, StoreError, Tournament, TournamentSpec
 
 #: an author's name: what the tables and pages show, so plain and short
@@ -77,6 +82,27 @@ class LadderStore(Store):
     def __enter__(self) -> LadderStore:
         return self
 
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The results store's write transaction, never left open: a COMMIT that fails (the
+        disk full) leaves SQLite's transaction open, holding the write lock every other
+        connection waits on, and this connection refusing every later BEGIN; it is rolled
+        back here, so that the ladder pauses and resumes rather than locks up."""
+        try:
+            with super()._write() as db:
+                yield db
+        except BaseException:
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            raise
+
+    def probe_write(self) -> None:
+        """One write transaction that changes nothing: raises what a write would (the disk
+        full) while the ladder is paused, and nothing once it can write again."""
+        with self._write() as db:
+            db.execute("UPDATE ladder SET frozen_at = frozen_at WHERE only = 1")
+
     # the season ----------------------------------------------------------------------------
 
     def season_tournament(self) -> Tournament | None:
@@ -102,17 +128,53 @@ class LadderStore(Store):
             )
         return tournament.tournament_id
 
-    def update_season_config(self, config: dict[str, Any]) -> None:
-        """Keep the season's settings as this start read them (shown by ``ttr tournament
-        list``; a restart with another season file says so in its log)."""
-        season = self.season_tournament()
-        if season is None:
+    def save_season(self, season: Season, config: dict[str, Any]) -> None:
+        """Keep the season this start runs: its settings whole (``config["season"]``, the
+        season file's shape: :meth:`stored_season` reads it back at a start without a file),
+        its name, and its first pool as the tournament's (``ttr tournament list`` and the
+        league page read these)."""
+        tournament = self.season_tournament()
+        if tournament is None:
             return
+        config = {**config, "season": season_data(season), "ladder": True}
+        first = season.pools[0]
         with self._write() as db:
             db.execute(
-                "UPDATE tournaments SET config = ? WHERE tournament_id = ?",
-                (json.dumps({**config, "ladder": True}, sort_keys=True), season.tournament_id),
+                "UPDATE tournaments SET config = ?, name = ?, variant = ?, players = ?"
+                " WHERE tournament_id = ?",
+                (
+                    json.dumps(config, sort_keys=True),
+                    season.name,
+                    first.variant,
+                    first.players,
+                    tournament.tournament_id,
+                ),
             )
+
+    def stored_season(self) -> Season | None:
+        """The season this store last ran (None: it holds none yet). A store of a server older
+        than ``config["season"]`` kept the pools, clocks, daily count, active versions and
+        fault rule: those are read, the rest is the defaults. :class:`StoreError` if it cannot
+        be read as a season (a variant this program no longer has)."""
+        tournament = self.season_tournament()
+        if tournament is None:
+            return None
+        config = tournament.spec.config
+        data = config.get("season")
+        if not isinstance(data, dict):
+            data = {"name": tournament.spec.name}
+            pools = config.get("pools") or [[tournament.spec.variant, tournament.spec.players, 1]]
+            data["pools"] = [{"variant": v, "players": p, "weight": w} for v, p, w in pools]
+            data["clock"] = {k: config[k] for k in ("move_ms", "bank_ms") if k in config}
+            data["submissions"] = {
+                k: config[k] for k in ("per_day", "active_versions") if k in config
+            }
+            if isinstance(config.get("fault_rule"), dict):
+                data["faults"] = config["fault_rule"]
+        try:
+            return season_from(data)
+        except SeasonError as e:
+            raise StoreError(f"{self.path}: the stored season cannot be read: {e}") from None
 
     def frozen(self) -> bool:
         row = self._db.execute("SELECT frozen_at FROM ladder WHERE only = 1").fetchone()
@@ -275,6 +337,23 @@ class LadderStore(Store):
             params.extend(sorted(states))
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
         return self._versions(where, tuple(params))
+
+    def build_queue(self, since: float) -> list[VersionRow]:
+        """The queued versions in the order their builds start: fair between authors. Each
+        author's versions wait behind those of every author who has had fewer builds since
+        ``since`` (a day ago: the window ``per_day`` counts in), the author's own in upload
+        order; so ten uploads of one author take turns with the others' instead of holding
+        the build slots for hours. A version counts as built once it has left ``queued``."""
+        rows = self._versions("", ())
+        had = collections.Counter(
+            r.author_id for r in rows if r.state != "queued" and r.uploaded_at > since
+        )
+        queued = [r for r in rows if r.state == "queued"]
+        turn: dict[int, int] = {}
+        for row in queued:  # oldest first: the author's n-th queued version waits n turns more
+            turn[row.bot_id] = had[row.author_id]
+            had[row.author_id] += 1
+        return sorted(queued, key=lambda r: (turn[r.bot_id], r.uploaded_at, r.bot_id))
 
     def version_folders(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT folder FROM versions")}

@@ -9,6 +9,8 @@ The heavy imports (the web stack, the ladder) happen only when ``run`` runs."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,7 +91,19 @@ def _add_run(sub: Subcommands) -> None:
             "is lost or counted twice."
         ),
     )
-    p.add_argument("--config", type=Path, default=None, help="the season file (TOML)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the season file (TOML); without it, the season the data folder's store ran "
+        "last (a new folder: one pool of --variant/--players, or usa 4p)",
+    )
+    p.add_argument(
+        "--reconfigure",
+        action="store_true",
+        help="let this start change the pools or clocks of the season the store holds "
+        "(refused otherwise, naming the changes: its ratings compare games by them)",
+    )
     _data_option(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument(
@@ -187,8 +201,12 @@ def _proxy(text: str) -> str:
 
 
 def season_of(args: argparse.Namespace) -> Season:
+    """The season this start runs: the file's, or one pool of the flags, or else the one the
+    data folder's store holds (a restart without the file runs what ran), or else the
+    defaults; the flags put in."""
     from leaderboard.ladder.season import Season, SeasonError, read_season, season_from
     from leaderboard.ladder.season import with_overrides as overrides
+    from leaderboard.ladder.service import LadderError, stored_season
 
     try:
         if args.config is not None:
@@ -200,7 +218,10 @@ def season_of(args: argparse.Namespace) -> Season:
                 raise UserError("without --config, give both --variant and --players")
             season = season_from({"pools": [{"variant": args.variant, "players": args.players}]})
         else:
-            season = Season()
+            try:
+                season = stored_season(args.data) or Season()
+            except LadderError as e:
+                raise UserError(str(e)) from None
         return overrides(
             season,
             name=args.name,
@@ -243,7 +264,14 @@ def _run(args: argparse.Namespace) -> int:
         except Exception as e:
             raise UserError(f"--cluster {args.cluster}: {e}") from None
         crew = cluster.crew
-    ladder = Ladder(season, args.data, sandbox=sandbox, crew=crew)
+    ladder = Ladder(
+        season,
+        args.data,
+        sandbox=sandbox,
+        crew=crew,
+        reconfigure=args.reconfigure,
+        on_death=_exit_on_death,
+    )
     try:
         ladder.open()
     except LadderError as e:
@@ -273,9 +301,20 @@ def _run(args: argparse.Namespace) -> int:
         if cluster is not None:
             cluster.close()
     if ladder.error is not None:
-        print(f"ttr server: the ladder had stopped: {ladder.error}", file=sys.stderr)
+        error = ladder.error
+        print(
+            f"ttr server: exiting, the ladder had stopped: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
         return 1
     return 0
+
+
+def _exit_on_death(error: BaseException) -> None:
+    """The ladder thread has died (never for a full disk, which pauses it): stop the web app
+    as SIGTERM does, so that ``_run`` exits 1 with the reason and a supervisor starts the
+    server again, rather than serve a ladder that no longer plays."""
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 # authors -------------------------------------------------------------------------------------
