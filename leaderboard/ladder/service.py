@@ -71,6 +71,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -371,9 +372,9 @@ class Ladder:
         except BaseException as e:  # the store is left consistent; the server exits on it
             self.error = e
             self.log(f"ttr server: the ladder stopped: {type(e).__name__}: {e}")
+            self.log(traceback.format_exc().rstrip())  # for the organiser's bug report
             if self.on_death is not None:
                 self.on_death(e)
-            raise
 
     def _pause(self, why: str) -> bool:
         """Wait until the disk has room (a write of :data:`PROBE_BYTES` and one of the store
@@ -752,6 +753,10 @@ class Ladder:
         return self.store().author_for_token(token)
 
     def submit(self, author: Author, data: bytes | IO[bytes]) -> Submitted:
+        if self.error is not None:  # the server is exiting on it (``on_death``)
+            raise SubmissionError(
+                "the ladder has stopped and the server is restarting: send it again later", 503
+            )
         if self._paused is not None:
             raise DiskFull(
                 "the server's disk is full: uploads are refused until it has room again "

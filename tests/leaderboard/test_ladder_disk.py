@@ -1,23 +1,25 @@
-"""A full disk under the ladder (issue 35, item 8), on a real full file system: a small tmpfs
-mounted as the data folder (root only; skipped elsewhere) and filled up.
+"""The machine's faults under the ladder (issue 35, item 8). A full disk, on a real full file
+system: a small tmpfs mounted as the data folder (root only; skipped elsewhere) and filled up.
 
 An upload meeting the full disk is refused with :class:`DiskFull` (507), nothing of it stored,
 rather than a bare 500; the ladder pauses on it (``SeasonInfo.state``, what ``/api/season``
-shows), refuses every upload meanwhile, and goes on by itself once there is room. The whole
-server on a full disk is tests/cli/test_server_ladder_faults.py's.
+shows), refuses every upload meanwhile, and goes on by itself once there is room. Any other
+error ends the ladder thread and is handed to ``on_death`` (the server exits on it). The whole
+server on a full disk, and exiting, is tests/cli/test_server_ladder_faults.py's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from leaderboard.ladder.model import PAUSED, RUNNING, DiskFull
+from leaderboard.ladder.model import PAUSED, RUNNING, STOPPED, DiskFull, SubmissionError
 from leaderboard.ladder.season import Pool, Season
 from leaderboard.ladder.service import Ladder
 from referee.hosting.sandbox import SandboxConfig
@@ -92,3 +94,32 @@ def test_an_upload_on_a_full_disk_is_a_507_and_the_ladder_pauses_until_there_is_
             assert ladder.error is None
         finally:
             ladder.stop()
+
+
+def test_a_ladder_thread_that_dies_tells_on_death_and_takes_no_more_uploads(
+    tmp_path: Path,
+) -> None:
+    deaths: list[BaseException] = []
+    ladder = Ladder(
+        Season(pools=(Pool("usa@1", 2),)),
+        tmp_path / "data",
+        sandbox=SandboxConfig(False),
+        on_death=deaths.append,
+    )
+    ladder.open()
+    try:
+        alice = ladder.authenticate(ladder.store().add_author("alice"))
+        assert alice is not None
+        with sqlite3.connect(ladder.db_path) as db:
+            db.execute("DROP TABLE validations")  # a store of something else now
+        ladder.start()
+        wait_for("the ladder's death", lambda: bool(deaths))
+        assert "missing tables: validations" in str(deaths[0])
+        assert ladder.error is deaths[0] and not ladder.alive()
+        info = ladder.season()
+        assert info.state == STOPPED and "missing tables: validations" in info.reason
+        with pytest.raises(SubmissionError, match="the ladder has stopped") as refused:
+            ladder.submit(alice, pack(SAMPLES / "random"))
+        assert refused.value.status == 503
+    finally:
+        ladder.stop()
