@@ -32,6 +32,12 @@ def said(server: Server, text: str) -> bool:
     return text in "".join(server.output)
 
 
+def ladder_state(server: Server) -> str:
+    """What the league page's data says of the ladder (refreshed every few seconds)."""
+    data = httpx.get(f"{server.url}api/league.json", timeout=30).json()
+    return str(data.get("ladder", {}).get("state"))
+
+
 def test_a_full_disk_pauses_the_ladder_uploads_get_507_and_it_goes_on_once_freed(
     tmp_path: Path,
 ) -> None:
@@ -54,11 +60,17 @@ def test_a_full_disk_pauses_the_ladder_uploads_get_507_and_it_goes_on_once_freed
             wait_for("the ladder paused", lambda: said(server, "the ladder is paused"), server)
             again = server.upload(tokens["bo"], pack(bot_copy(tmp_path, "planner", "full")))
             assert again.status_code == 507, again.text
-            assert httpx.get(f"{server.url}api/season", timeout=30).status_code == 200
+            season = httpx.get(f"{server.url}api/season", timeout=30)
+            assert season.status_code == 200
+            # the state is public: the season's API and the league page's data say it
+            assert season.json()["state"] == "paused" and season.json()["reason"], season.text
+            assert season.json()["since"] is not None
+            wait_for("the league page to say so", lambda: ladder_state(server) == "paused", server)
             assert not said(server, "the ladder stopped")
 
             filler.unlink()
             wait_for("the ladder going on", lambda: said(server, "the ladder goes on"), server)
+            assert httpx.get(f"{server.url}api/season", timeout=30).json()["state"] == "running"
             after = server.upload(tokens["bo"], pack(bot_copy(tmp_path, "planner", "after")))
             assert after.status_code == 201, after.text
             wait_for("bo v2 active", lambda: states(server).get(("bo", 2)) == "active", server)

@@ -6,6 +6,7 @@ exactly as one that does not exist, so an id tells nothing."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,7 +15,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from leaderboard.ladder.model import Author, SubmissionError, Submitted
+from leaderboard.ladder.model import (
+    PAUSED,
+    STOPPED,
+    Author,
+    SeasonInfo,
+    SubmissionError,
+    Submitted,
+)
 from referee.hosting.upload import UploadError
 from ttr_arena.server.auth import bearer
 from ttr_arena.server.core import (
@@ -93,6 +101,32 @@ def check_length(request: Request, cap: int, too_large: str) -> None:
         raise ApiError(413, f"{too_large} ({length} bytes)")
 
 
+def check_running(season: SeasonInfo) -> None:
+    """Refuse an upload from its headers while the ladder cannot take it: 507 while the disk
+    is full (the ladder paused), 503 once its thread has stopped (the server is exiting for
+    its supervisor to restart it). Before a byte of the body is read, so none is spooled to
+    the very disk that is full."""
+    if season.state == PAUSED:
+        why = f" ({season.reason})" if season.reason else ""
+        raise ApiError(
+            507,
+            f"the server's disk is full{why}: uploads are refused until it has room again",
+            {"Retry-After": "60"},
+        )
+    if season.state == STOPPED:
+        raise ApiError(
+            503, "the ladder has stopped and the server is restarting", {"Retry-After": "30"}
+        )
+
+
+def disk_full(error: OSError) -> ApiError | None:
+    """The 507 for an upload that filled the disk while it was spooled (the temporary folder
+    may be on the data folder's disk), else None."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ApiError(507, "the server's disk is full: try again later", {"Retry-After": "60"})
+    return None
+
+
 async def submit(web: Web, author: Author, data: IO[bytes]) -> Submitted:
     """Shared by the API and the form, once the body is in: ``backend.submit``. Raises
     ApiError with the status and the one line to show."""
@@ -115,10 +149,13 @@ async def post_submission(request: Request) -> Response:
     author = await author_of(request)
     async with web.upload_slot(author):
         season = await web.season()
+        check_running(season)
         try:  # refused from its Content-Length when that says too much, before any byte
             data = await read_capped(request, season.upload_bytes)
         except TooLarge as e:
             raise ApiError(413, str(e)) from None
+        except OSError as e:
+            raise (disk_full(e) or e) from None
         except ValueError as e:
             raise ApiError(400, str(e)) from None
         except ClientDisconnect:

@@ -10,7 +10,7 @@ import json
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
@@ -199,9 +199,17 @@ class PublicLeague:
     thousands of games a recomputation takes a good part of a second; 50 readers waiting on
     it were the ladder JSON's slowest answers (bench/server.py). Log links are left out."""
 
-    def __init__(self, site: LeagueSite, refresh_s: float) -> None:
+    def __init__(
+        self,
+        site: LeagueSite,
+        refresh_s: float,
+        season: Callable[[], SeasonInfo] | None = None,
+    ) -> None:
         self.site = site
         self.refresh_s = refresh_s
+        #: the ladder's state for the page (paused on a full disk, stopped), asked at each
+        #: recomputation: the store cannot say it, the ladder thread can
+        self.season = season
         self.computed = 0  #: how many times the data was computed (tests read it)
         self._lock: asyncio.Lock | None = None
         self._refreshing: asyncio.Task[None] | None = None
@@ -236,6 +244,10 @@ class PublicLeague:
 
     def _compute(self) -> tuple[bytes, bytes]:
         data, body = self.site.league()
+        if self.season is not None:
+            s = self.season()
+            data = {**data, "ladder": {"state": s.state, "reason": s.reason, "since": s.since}}
+            body = dumps(data)
         page = page_html(data, live=True, refresh_s=self.refresh_s).encode()
         return body, page
 
@@ -261,7 +273,7 @@ class Web:
         self.site = LeagueSite(
             backend.store_path(), refresh_s=settings.refresh_s, recent=settings.recent, logs=False
         )
-        self.league = PublicLeague(self.site, settings.refresh_s)
+        self.league = PublicLeague(self.site, settings.refresh_s, backend.season)
 
     def login_failed(self, address: str) -> int:
         """Count a wrong token from ``address``: 0 while under its limit (a 401), else the
@@ -388,6 +400,10 @@ def season_json(s: SeasonInfo) -> dict[str, Any]:
         "submissions_per_day": s.submissions_per_day,
         "active_versions": s.active_versions,
         "upload_bytes": s.upload_bytes,
+        "build_timeout_s": s.build_timeout_s,
+        "state": s.state,
+        "reason": s.reason,
+        "since": s.since,
     }
 
 

@@ -42,7 +42,14 @@ from starlette.routing import Route
 
 from leaderboard.ladder.model import PENDING, AuthorGame, ValidationGame, VersionInfo
 from ttr_arena.pages.web import asset
-from ttr_arena.server.api import check_length, read_log, submit, text_response
+from ttr_arena.server.api import (
+    check_length,
+    check_running,
+    disk_full,
+    read_log,
+    submit,
+    text_response,
+)
 from ttr_arena.server.auth import SESSION_BYTES, Session, same
 from ttr_arena.server.core import (
     AUTHOR_POLICY,
@@ -400,9 +407,13 @@ async def me_upload(request: Request) -> Response:
     try:
         async with web.upload_slot(session.author):
             season = await web.season()
+            check_running(season)
             cap = season.upload_bytes + FORM_OVERHEAD
             check_length(request, cap, over_cap(season.upload_bytes))
-            form = await _form(request, cap, over_cap(season.upload_bytes))
+            try:
+                form = await _form(request, cap, over_cap(season.upload_bytes))
+            except OSError as e:
+                raise (disk_full(e) or e) from None
             try:
                 archive = form.get("archive")
                 if not isinstance(archive, UploadFile) or not archive.filename:

@@ -85,8 +85,14 @@
           return p[0] + " " + p[1] + "p";
         }).join(", ") + ", began " + when(t.created_at), {"class": "muted"}));
         row.appendChild(head);
-        row.appendChild(text("span", t.games_stored + " games stored; the ladder plays on",
-          {"class": "progress-text"}));
+        // the competition server adds the ladder's state: paused on a full disk, stopped
+        var ls = league.ladder || {state: "running"};
+        var idle = ls.state !== "running";
+        row.appendChild(text("span", t.games_stored + " games stored; " + (idle
+          ? "the ladder is " + ls.state + (ls.reason ? " (" + ls.reason + ")" : "") +
+            (ls.since ? " since " + when(ls.since) : "") + ": no games or builds meanwhile"
+          : "the ladder plays on"),
+          {"class": "progress-text" + (idle ? " ladder-idle" : ""), "data-ladder": ls.state}));
         box.appendChild(row);
         return;
       }
