@@ -209,6 +209,29 @@ def test_a_season_from_its_file_to_the_standings(tmp_path: Path) -> None:
             server.upload(tokens["ann"], pack(bot_copy(tmp_path, "planner", "g"))).status_code
             == 201
         )
+        # issue 35, item 10: the jailed build sees its folder at /bot, and neither its working
+        # folder, its environment nor its cache variables name the data folder or the bot id
+        where = bot_copy(tmp_path, "random", "where")
+        toml = (where / "bot.toml").read_text()
+        probe = (
+            "import os; print('WHERE', os.getcwd(), os.environ.get('GOCACHE'), dict(os.environ))"
+        )
+        (where / "bot.toml").write_text(toml + f'build = ["{{python}}", "-c", "{probe}"]\n')
+        sent = server.upload(tokens["bo"], pack(where))
+        assert sent.status_code == 201, sent.text
+        number = sent.json()["version"]["number"]
+        wait_for(
+            "its build",
+            lambda: states(server).get(("bo", number)) not in ("queued", "building"),
+            server,
+        )
+        log = httpx.get(
+            f"{server.url}api/submissions/{number}/build-log",
+            headers={"Authorization": f"Bearer {tokens['bo']}"},
+            timeout=30,
+        ).text
+        assert "WHERE /bot /bot/.ttr-cache/go" in log, log
+        assert str(server.data) not in log and "/versions/" not in log, log
         assert server.stop() == 0
     finally:
         if server.proc and server.proc.poll() is None:
