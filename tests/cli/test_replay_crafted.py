@@ -58,12 +58,18 @@ def crafted(folder: Path, real: dict[str, Any], edit: Callable[[dict[str, Any]],
     return path
 
 
-def ttr(command: str, record: Path, bot: str = "127.0.0.1:1") -> subprocess.CompletedProcess[str]:
+NOBODY = "127.0.0.1:1"
+
+
+def ttr(command: str, record: Path, bot: str = NOBODY) -> subprocess.CompletedProcess[str]:
     """``ttr replay COMMAND RECORD`` (``ask`` asks ``bot`` for decision 0; ``view`` writes
-    beside the record). A command that hangs fails the test on the timeout."""
+    beside the record). A command that hangs fails the test on the timeout. A real bot gets
+    the usual time to answer its health check (a loaded machine may take more than a
+    moment); nobody listening, the record's fault must show before any wait matters."""
+    startup = "0.1" if bot == NOBODY else "30"
     extra = {
         "view": ["--out", str(record.with_suffix(".html"))],
-        "ask": [bot, "--decision", "0", "--startup-s", "0.1"],
+        "ask": [bot, "--decision", "0", "--startup-s", startup],
     }.get(command, [])
     return subprocess.run(
         [*TTR, "replay", command, str(record), *extra],
