@@ -70,6 +70,11 @@ WITHOUT_CHANNEL_RULES = (
     "from ttr_arena.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
+#: Every game here publishes on objects every process on the machine shares (locks on the
+#: SDK's ``__init__.py``, opens of quiet files of the runtime), and its controls count what
+#: they read: two of these games at once, or anything else opening those files, would be
+#: read as the other seat's hand. ``make test`` runs them alone, after the parallel phase.
+pytestmark = pytest.mark.serial
 BOTS = {"lock": "hand_locks", "inotify": "hand_inotify"}
 MODES = ["jailed", "unjailed", "jail-without-channel-rules"]
 #: what the jail answers each bot: ENOLCK for a lock command, ENOSYS for inotify

@@ -50,7 +50,13 @@ except ImportError:
 
 from leaderboard.cluster import Cluster, connect
 
-pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc"),
+    # one pytest-xdist worker runs them all, in file order (`make test`: --dist loadgroup), as
+    # a serial run does: the module's Ray instance is started once, and never beside another
+    # worker's
+    pytest.mark.xdist_group("ray"),
+]
 NO_SANDBOX = SandboxConfig(enabled=False)
 
 
