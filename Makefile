@@ -39,8 +39,21 @@ demo: $(PACKAGE)  ## a tournament of the sample bots over gRPC, the leaderboard,
 	@echo "Or serve the page live (it refreshes itself while a tournament writes the store):"
 	@echo "  $(BIN)/ttr leaderboard serve --db records/demo.db"
 
+# The suite in two phases (docs/testing.md): everything but the tests marked `serial` on
+# TEST_WORKERS pytest-xdist workers (the Ray tests kept on one of them: --dist loadgroup), then
+# the `serial` ones alone, which read figures or files any other process can move. Both run
+# even when the first fails; the exit status is the first failing phase's.
+# `make test TEST_WORKERS=0` runs the first phase in one process (for debugging: the plain
+# `.venv/bin/python -m pytest -q` runs the whole suite in one process too).
+TEST_WORKERS ?= 2
+
 test: $(STAMP) toolchains  ## the test suite; TTR_SOAK=1 make test adds the long soaks (tests/soak.py)
-	$(BIN)/python -m pytest -q
+	@status=0; \
+	echo "$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m 'not serial'"; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m 'not serial' || status=$$?; \
+	echo "$(BIN)/python -m pytest -q -m serial"; \
+	$(BIN)/python -m pytest -q -m serial || { rc=$$?; [ $$status -ne 0 ] || status=$$rc; }; \
+	exit $$status
 
 toolchains:  ## the Debian packages the Go and C++ starter kits build with (installed as root)
 	@bash tools/ensure_toolchains.sh
